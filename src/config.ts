@@ -1,0 +1,180 @@
+import { z } from 'zod';
+
+/**
+ * The environment, parsed once at start-up. Core code receives a `Config` and never
+ * reads `process.env` itself, so tests can build apps with any configuration.
+ */
+
+const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const providerIdPattern = /^OAUTH_([A-Z0-9_]+?)_(ISSUER|CLIENT_ID|CLIENT_SECRET)$/;
+
+const baseSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: intFrom(0, 65535).default(4000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z
+    .string()
+    .default('file:./data/inkwell.db')
+    .refine((v) => v.startsWith('file:') || /^postgres(ql)?:\/\//.test(v), {
+      message: 'must start with file: (SQLite) or postgres:// (PostgreSQL)',
+    }),
+  DATABASE_POOL_SIZE: intFrom(1, 1000).default(10),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  AUTH_SECRET: z.string().optional(),
+  PUBLIC_URL: z.url().optional(),
+  BCRYPT_COST: intFrom(4, 31).default(12),
+  RATE_LIMIT_MAX: intFrom(1, 1_000_000_000).default(100),
+  RATE_LIMIT_WINDOW_MS: intFrom(1, 86_400_000).default(60_000),
+  QUERY_MAX_DEPTH: intFrom(1, 1000).default(7),
+  QUERY_MAX_COMPLEXITY: intFrom(1, 100_000_000).default(1000),
+  PERSISTED_QUERIES: z.enum(['on', 'only', 'off']).default('on'),
+  PERSISTED_QUERIES_MANIFEST: z.string().min(1).optional(),
+  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  SEED_DEMO_DATA: z.enum(['auto', 'never']).default('auto'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface OAuthProviderConfig {
+  /** Lower-cased `<ID>` of `OAUTH_<ID>_*`. */
+  id: string;
+  kind: 'oidc' | 'github';
+  issuer?: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  isProduction: boolean;
+  host: string;
+  port: number;
+  publicUrl: string;
+  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; poolSize: number };
+  redisUrl: string | undefined;
+  /** Undefined outside production when not configured: the app generates and keeps one. */
+  authSecret: string | undefined;
+  bcryptCost: number;
+  rateLimit: { max: number; windowMs: number };
+  limits: { maxDepth: number; maxComplexity: number; maxTokens: number; maxAliases: number };
+  persistedQueries: 'on' | 'only' | 'off';
+  /** A trusted-documents file served in every mode (the allow-list in `only`). */
+  persistedQueriesManifest: string | undefined;
+  /** Take the client address from X-Forwarded-For (only behind a proxy you run). */
+  trustProxy: boolean;
+  seedDemoData: boolean;
+  logLevel: string;
+  oauthProviders: OAuthProviderConfig[];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = baseSchema.safeParse(env);
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(problems);
+  }
+  const e = parsed.data;
+  const isProduction = e.NODE_ENV === 'production';
+
+  if (e.AUTH_SECRET !== undefined && Buffer.byteLength(e.AUTH_SECRET, 'utf8') < 32) {
+    problems.push('AUTH_SECRET: must be at least 32 bytes');
+  }
+  if (isProduction && e.AUTH_SECRET === undefined) {
+    problems.push('AUTH_SECRET: required in production (at least 32 bytes)');
+  }
+  if (isProduction && e.BCRYPT_COST < 10) {
+    problems.push('BCRYPT_COST: below 10 is refused in production');
+  }
+
+  const oauthProviders = parseOAuthProviders(env, isProduction, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const database: Config['database'] = e.DATABASE_URL.startsWith('file:')
+    ? { kind: 'sqlite', file: e.DATABASE_URL.slice('file:'.length) }
+    : { kind: 'postgres', url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE };
+
+  const publicUrl = (e.PUBLIC_URL ?? `http://${formatHost(e.HOST)}:${e.PORT}`).replace(/\/+$/, '');
+
+  return {
+    env: e.NODE_ENV,
+    isProduction,
+    host: e.HOST,
+    port: e.PORT,
+    publicUrl,
+    database,
+    redisUrl: e.REDIS_URL,
+    authSecret: e.AUTH_SECRET,
+    bcryptCost: e.BCRYPT_COST,
+    rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    limits: {
+      maxDepth: e.QUERY_MAX_DEPTH,
+      maxComplexity: e.QUERY_MAX_COMPLEXITY,
+      maxTokens: 2000,
+      maxAliases: 30,
+    },
+    persistedQueries: e.PERSISTED_QUERIES,
+    persistedQueriesManifest: e.PERSISTED_QUERIES_MANIFEST,
+    trustProxy: e.TRUST_PROXY === 'true',
+    seedDemoData: e.SEED_DEMO_DATA === 'auto' && !isProduction,
+    logLevel: e.LOG_LEVEL,
+    oauthProviders,
+  };
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function parseOAuthProviders(
+  env: Record<string, string | undefined>,
+  isProduction: boolean,
+  problems: string[],
+): OAuthProviderConfig[] {
+  const ids = new Set<string>();
+  for (const key of Object.keys(env)) {
+    const match = providerIdPattern.exec(key);
+    if (match?.[1] && env[key]) ids.add(match[1]);
+  }
+  const providers: OAuthProviderConfig[] = [];
+  for (const ID of [...ids].sort()) {
+    const issuer = env[`OAUTH_${ID}_ISSUER`];
+    const clientId = env[`OAUTH_${ID}_CLIENT_ID`];
+    const clientSecret = env[`OAUTH_${ID}_CLIENT_SECRET`];
+    if (!clientId) problems.push(`OAUTH_${ID}_CLIENT_ID: required when other OAUTH_${ID}_* variables are set`);
+    if (!clientSecret) problems.push(`OAUTH_${ID}_CLIENT_SECRET: required when other OAUTH_${ID}_* variables are set`);
+    if (ID === 'GITHUB' && !issuer) {
+      if (clientId && clientSecret) providers.push({ id: 'github', kind: 'github', clientId, clientSecret });
+      continue;
+    }
+    if (!issuer) {
+      problems.push(`OAUTH_${ID}_ISSUER: required for an OpenID Connect provider`);
+      continue;
+    }
+    let url: URL | undefined;
+    try {
+      url = new URL(issuer);
+    } catch {
+      problems.push(`OAUTH_${ID}_ISSUER: not a URL`);
+      continue;
+    }
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && !isProduction)) {
+      problems.push(`OAUTH_${ID}_ISSUER: must be https (http is accepted outside production only)`);
+      continue;
+    }
+    if (clientId && clientSecret) {
+      providers.push({ id: ID.toLowerCase(), kind: 'oidc', issuer, clientId, clientSecret });
+    }
+  }
+  return providers;
+}

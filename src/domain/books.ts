@@ -1,0 +1,62 @@
+import type { BookRow } from '../db/schema.js';
+import { ForbiddenError, UnauthenticatedError } from '../errors.js';
+import { can, type Caller } from './caller.js';
+import type { DomainDeps } from './deps.js';
+import { newId, nowIso } from './ids.js';
+import type { Book, Page } from './types.js';
+import { checkBookAuthor, checkBookTitle, checkPage, checkYear } from './validate.js';
+
+export interface NewBookInput {
+  title: string;
+  author: string;
+  year?: number | null;
+}
+
+export function toBook(row: BookRow): Book {
+  return { id: row.id, title: row.title, author: row.author, year: row.year };
+}
+
+export class BookService {
+  constructor(private readonly deps: DomainDeps) {}
+
+  private get db() {
+    return this.deps.db.kysely;
+  }
+
+  /** Newest first. */
+  async list(page: Page): Promise<Book[]> {
+    const { limit, offset } = checkPage(page.limit, page.offset);
+    const rows = await this.db
+      .selectFrom('books')
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    return rows.map(toBook);
+  }
+
+  /** In input order, undefined where missing; one query (a DataLoader batch). */
+  async byIds(ids: readonly string[]): Promise<(Book | undefined)[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.selectFrom('books').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const byId = new Map(rows.map((row) => [row.id, toBook(row)]));
+    return ids.map((id) => byId.get(id));
+  }
+
+  /** addBook: write:posts (editors and admins curate the catalogue). */
+  async add(caller: Caller, input: NewBookInput): Promise<Book> {
+    if (caller.kind !== 'user') throw new UnauthenticatedError();
+    if (!can(caller, 'write:posts')) throw new ForbiddenError();
+    const row: BookRow = {
+      id: newId(),
+      title: checkBookTitle(input.title),
+      author: checkBookAuthor(input.author),
+      year: input.year === undefined || input.year === null ? null : checkYear(input.year),
+      created_at: nowIso(),
+    };
+    await this.db.insertInto('books').values(row).execute();
+    return toBook(row);
+  }
+}

@@ -1,0 +1,10 @@
+import type { Db } from '../db/connect.js';
+import type { PubSub } from '../realtime/pubsub.js';
+import type { KeyValueStore } from '../store/kv.js';
+
+/** What services need from the outside world; chosen once in app.ts from configuration. */
+export interface DomainDeps {
+  db: Db;
+  kv: KeyValueStore;
+  pubsub: PubSub;
+}

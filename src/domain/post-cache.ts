@@ -1,0 +1,106 @@
+import type { KeyValueStore } from '../store/kv.js';
+import type { Post } from './types.js';
+
+/** What one cache entry holds: the post row and its like count, so `post(id) { likes }` needs no query. */
+export interface PostWithLikes {
+  post: Post;
+  likes: number;
+}
+
+/** Loads a post with its like count from the database; null when it does not exist. */
+export type PostLoader = (id: string) => Promise<PostWithLikes | null>;
+
+interface Entry extends PostWithLikes {
+  /** The version key's value when the database read began. */
+  v: string;
+}
+
+const ENTRY_TTL_MS = 300_000;
+// Longer than an entry lives: while an entry written under an old version can still
+// exist, the version key must too, or it would fall back to '0' and match it again.
+const VERSION_TTL_MS = 600_000;
+
+const entryKey = (id: string) => `post:${id}`;
+const versionKey = (id: string) => `post-version:${id}`;
+
+/**
+ * The `post(id)` cache: up to 300 s old, never stale after a write.
+ *
+ * Versioning makes it race-free: a reader records the version BEFORE it reads the
+ * database and stores the entry under that version; a writer bumps the version AFTER
+ * its transaction commits. A reader that raced a write therefore stores its (possibly
+ * old) row under the old version, which no later read accepts. Deleting the entry on
+ * invalidation merely frees the space early.
+ *
+ * When the store fails (Redis down) the cache is bypassed: reads go to the database and
+ * writes still succeed; SPEC section 1 wants degradation, not failure.
+ */
+export class PostCache {
+  constructor(
+    private readonly kv: KeyValueStore,
+    private readonly load: PostLoader,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {}
+
+  /** The post with its like count, from the cache when the entry is current. */
+  async get(id: string): Promise<PostWithLikes | null> {
+    let found: (string | undefined)[];
+    try {
+      found = await this.kv.getMany([entryKey(id), versionKey(id)]);
+    } catch (err) {
+      this.onError(err);
+      return this.load(id);
+    }
+    const [raw, version] = found;
+    const current = version ?? '0';
+    const entry = raw === undefined ? undefined : parseEntry(raw);
+    if (entry && entry.v === current) return { post: entry.post, likes: entry.likes };
+    return this.readThrough(id, current);
+  }
+
+  /**
+   * Reads the database and stores the result under `version`, the version seen BEFORE
+   * this read began. Public so tests can replay a read that started before a write.
+   * Missing posts are not cached: ids are random, so a negative entry would rarely be
+   * asked for again, and an attacker could fill the store with them.
+   */
+  async readThrough(id: string, version: string): Promise<PostWithLikes | null> {
+    const fresh = await this.load(id);
+    if (fresh) {
+      const entry: Entry = { v: version, post: fresh.post, likes: fresh.likes };
+      try {
+        await this.kv.set(entryKey(id), JSON.stringify(entry), ENTRY_TTL_MS);
+      } catch (err) {
+        this.onError(err);
+      }
+    }
+    return fresh;
+  }
+
+  /** Call AFTER the write's transaction has committed (earlier, a reader could re-cache the old row). */
+  async invalidate(ids: Iterable<string>): Promise<void> {
+    const unique = [...new Set(ids)];
+    await Promise.all(
+      unique.map(async (id) => {
+        try {
+          await this.kv.incr(versionKey(id), VERSION_TTL_MS);
+          await this.kv.delete(entryKey(id));
+        } catch (err) {
+          // The write has committed; failing the request now would report a success as
+          // an error. An entry that survives an outage expires within its TTL.
+          this.onError(err);
+        }
+      }),
+    );
+  }
+}
+
+function parseEntry(raw: string): Entry | undefined {
+  try {
+    const value = JSON.parse(raw) as Partial<Entry> | null;
+    if (value && typeof value.v === 'string' && value.post && typeof value.likes === 'number') return value as Entry;
+  } catch {
+    // A corrupt entry is a miss; the next read overwrites it.
+  }
+  return undefined;
+}

@@ -1,0 +1,294 @@
+import type { ExpressionBuilder } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { Database, PostRow, PostsTable } from '../db/schema.js';
+import { BadUserInputError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
+import { channels } from '../realtime/pubsub.js';
+import { can, canSeeUnpublished, isSelf, type Caller, type SignedInCaller } from './caller.js';
+import type { DomainDeps } from './deps.js';
+import { newId, nowIso } from './ids.js';
+import type { PostCache, PostWithLikes } from './post-cache.js';
+import type { Page, Post } from './types.js';
+import {
+  checkId,
+  checkPage,
+  checkPostContent,
+  checkPostTitle,
+  checkTags,
+  isForeignKeyViolation,
+} from './validate.js';
+
+export interface CreatePostInput {
+  title: string;
+  content?: string | null;
+  authorId: string;
+  tags?: readonly string[] | null;
+  published?: boolean | null;
+}
+
+/** `undefined` leaves a field unchanged; `null` clears content or tags and is refused for the required title. */
+export interface PostPatch {
+  title?: string | null;
+  content?: string | null;
+  tags?: readonly string[] | null;
+}
+
+export function toPost(row: PostRow): Post {
+  return {
+    id: row.id,
+    authorId: row.author_id,
+    title: row.title,
+    content: row.content,
+    published: row.published === 1,
+    tags: row.tags === null ? null : (JSON.parse(row.tags) as string[]),
+    createdAt: row.created_at,
+  };
+}
+
+/** The post row with its like count, in one statement; the post cache's loader. */
+export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLikes | null> {
+  const row = await db.kysely
+    .selectFrom('posts')
+    .selectAll('posts')
+    .select((eb) =>
+      eb
+        .selectFrom('reactions')
+        .select((sub) => sub.fn.countAll<string | number>().as('n'))
+        .whereRef('reactions.post_id', '=', 'posts.id')
+        .where('reactions.type', '=', 'like')
+        .as('likes'),
+    )
+    .where('posts.id', '=', id)
+    .executeTakeFirst();
+  if (!row) return null;
+  const { likes, ...post } = row;
+  // PostgreSQL returns count(*) as a bigint string, SQLite as a number.
+  return { post: toPost(post), likes: Number(likes ?? 0) };
+}
+
+/**
+ * Whose unpublished posts the caller may see: every author's ('all', editors and
+ * admins) or those listed. `authorIds` narrows to a batch; without it the caller
+ * themself is the only candidate, as canSeeUnpublished grants nothing else.
+ */
+function unpublishedScope(caller: Caller, authorIds?: readonly string[]): 'all' | string[] {
+  if (can(caller, 'write:posts')) return 'all';
+  const candidates = authorIds ?? (caller.kind === 'user' ? [caller.id] : []);
+  return candidates.filter((id) => canSeeUnpublished(caller, id));
+}
+
+function visibleIn(scope: string[]) {
+  return (eb: ExpressionBuilder<Database, 'posts'>) =>
+    scope.length > 0 ? eb.or([eb('published', '=', 1), eb('author_id', 'in', scope)]) : eb('published', '=', 1);
+}
+
+export function isVisible(caller: Caller, post: Post): boolean {
+  return post.published || canSeeUnpublished(caller, post.authorId);
+}
+
+/** Acting on another author's posts is an admin right; only admins hold delete:posts. */
+function mayActForOthers(caller: Caller): boolean {
+  return can(caller, 'delete:posts');
+}
+
+export class PostService {
+  constructor(
+    private readonly deps: DomainDeps,
+    readonly cache: PostCache,
+  ) {}
+
+  private get db() {
+    return this.deps.db.kysely;
+  }
+
+  /** Visible posts, newest first. */
+  async list(caller: Caller, page: Page): Promise<Post[]> {
+    const { limit, offset } = checkPage(page.limit, page.offset);
+    const scope = unpublishedScope(caller);
+    let query = this.db.selectFrom('posts').selectAll();
+    if (scope !== 'all') query = query.where(visibleIn(scope));
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+    return rows.map(toPost);
+  }
+
+  /** Through the cache; null when missing or not visible to the caller. */
+  async byId(caller: Caller, id: string): Promise<Post | null> {
+    return (await this.byIdWithLikes(caller, id))?.post ?? null;
+  }
+
+  async byIdWithLikes(caller: Caller, id: string): Promise<PostWithLikes | null> {
+    checkId('id', id);
+    const found = await this.cache.get(id);
+    return found && isVisible(caller, found.post) ? found : null;
+  }
+
+  /** Each author's visible posts, newest first, paged per author; one windowed query for the batch. */
+  async byAuthors(caller: Caller, authorIds: readonly string[], page: Page): Promise<Post[][]> {
+    const { limit, offset } = checkPage(page.limit, page.offset);
+    if (authorIds.length === 0) return [];
+    const unique = [...new Set(authorIds)];
+    const scope = unpublishedScope(caller, unique);
+    let ranked = this.db
+      .selectFrom('posts')
+      .selectAll()
+      .select((eb) =>
+        eb.fn
+          .agg<number>('row_number')
+          .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
+          .as('rn'),
+      )
+      .where('author_id', 'in', unique);
+    // Visibility filters before numbering, so each author's page counts visible posts only.
+    if (scope !== 'all') ranked = ranked.where(visibleIn(scope));
+    const rows = await this.db
+      .selectFrom(ranked.as('p'))
+      .selectAll()
+      .where('rn', '>', offset)
+      .where('rn', '<=', offset + limit)
+      .orderBy('rn')
+      .execute();
+    const grouped = new Map<string, Post[]>(unique.map((id) => [id, []]));
+    for (const { rn: _rn, ...row } of rows) grouped.get(row.author_id)?.push(toPost(row));
+    return authorIds.map((id) => grouped.get(id) ?? []);
+  }
+
+  /** In input order, without a visibility check: callers filter with isVisible. */
+  async byIds(ids: readonly string[]): Promise<(Post | undefined)[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.selectFrom('posts').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const byId = new Map(rows.map((row) => [row.id, toPost(row)]));
+    return ids.map((id) => byId.get(id));
+  }
+
+  /** Reactions of type "like" per post; one grouped query. */
+  async likesByPostIds(ids: readonly string[]): Promise<number[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('reactions')
+      .select((eb) => ['post_id', eb.fn.countAll<string | number>().as('n')])
+      .where('post_id', 'in', [...new Set(ids)])
+      .where('type', '=', 'like')
+      .groupBy('post_id')
+      .execute();
+    const counts = new Map(rows.map((row) => [row.post_id, Number(row.n)]));
+    return ids.map((id) => counts.get(id) ?? 0);
+  }
+
+  /** createPost: write:posts; the author must be the caller unless admin. */
+  async create(caller: Caller, input: CreatePostInput): Promise<Post> {
+    const writer = requireWriter(caller);
+    checkId('authorId', input.authorId);
+    if (!isSelf(writer, input.authorId) && !mayActForOthers(writer)) {
+      throw new ForbiddenError('You may only write posts as yourself');
+    }
+    const now = nowIso();
+    const row: PostRow = {
+      id: newId(),
+      author_id: input.authorId,
+      title: checkPostTitle(input.title),
+      content: input.content === undefined || input.content === null ? null : checkPostContent(input.content),
+      published: input.published ? 1 : 0,
+      tags: input.tags === undefined || input.tags === null ? null : JSON.stringify(checkTags(input.tags)),
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        const author = await trx.selectFrom('users').select('id').where('id', '=', row.author_id).executeTakeFirst();
+        if (!author) throw new NotFoundError('User');
+        await trx.insertInto('posts').values(row).execute();
+      });
+    } catch (err) {
+      // The author was deleted between the check and the insert.
+      if (isForeignKeyViolation(err)) throw new NotFoundError('User');
+      throw err;
+    }
+    // No cache invalidation: the id is new, and missing posts are never cached.
+    const post = toPost(row);
+    if (post.published) await this.emitPublished(post);
+    return post;
+  }
+
+  /** updatePost: write:posts, own post unless admin. */
+  async update(caller: Caller, id: string, patch: PostPatch): Promise<Post> {
+    const writer = requireWriter(caller);
+    checkId('id', id);
+    const changes: Partial<PostsTable> = {};
+    if (patch.title !== undefined) {
+      if (patch.title === null) throw new BadUserInputError('title', 'title cannot be null');
+      changes.title = checkPostTitle(patch.title);
+    }
+    if (patch.content !== undefined) changes.content = patch.content === null ? null : checkPostContent(patch.content);
+    if (patch.tags !== undefined) changes.tags = patch.tags === null ? null : JSON.stringify(checkTags(patch.tags));
+
+    const current = await this.loadForWrite(writer, id);
+    if (Object.keys(changes).length === 0) return toPost(current);
+    changes.updated_at = nowIso();
+    const result = await this.db.updateTable('posts').set(changes).where('id', '=', id).executeTakeFirst();
+    if (result.numUpdatedRows === 0n) throw new NotFoundError('Post');
+    await this.cache.invalidate([id]);
+    return this.reload(id);
+  }
+
+  /** publishPost: write:posts, own post unless admin. Publishing twice emits one event. */
+  async publish(caller: Caller, id: string): Promise<Post> {
+    const writer = requireWriter(caller);
+    checkId('id', id);
+    await this.loadForWrite(writer, id);
+    // The `published = 0` condition makes the transition happen once even under concurrency.
+    const result = await this.db
+      .updateTable('posts')
+      .set({ published: 1, updated_at: nowIso() })
+      .where('id', '=', id)
+      .where('published', '=', 0)
+      .executeTakeFirst();
+    const post = await this.reload(id);
+    if (result.numUpdatedRows > 0n) {
+      await this.cache.invalidate([id]);
+      await this.emitPublished(post);
+    }
+    return post;
+  }
+
+  /** deletePost: delete:posts. The post's reactions go in the same transaction. */
+  async delete(caller: Caller, id: string): Promise<boolean> {
+    if (caller.kind !== 'user') throw new UnauthenticatedError();
+    if (!can(caller, 'delete:posts')) throw new ForbiddenError();
+    checkId('id', id);
+    await this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row || !isVisible(caller, toPost(row))) throw new NotFoundError('Post');
+      await trx.deleteFrom('reactions').where('post_id', '=', id).execute();
+      await trx.deleteFrom('posts').where('id', '=', id).execute();
+    });
+    await this.cache.invalidate([id]);
+    return true;
+  }
+
+  /** The post as a mutation's target: NOT_FOUND when missing or invisible, FORBIDDEN when not the caller's. */
+  private async loadForWrite(caller: SignedInCaller, id: string): Promise<PostRow> {
+    const row = await this.db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row || !isVisible(caller, toPost(row))) throw new NotFoundError('Post');
+    if (!isSelf(caller, row.author_id) && !mayActForOthers(caller)) {
+      throw new ForbiddenError('You may only change your own posts');
+    }
+    return row;
+  }
+
+  private async reload(id: string): Promise<Post> {
+    const row = await this.db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('Post');
+    return toPost(row);
+  }
+
+  private async emitPublished(post: Post): Promise<void> {
+    await this.deps.pubsub.publish(channels.postPublished(post.id), post).catch(() => {
+      // Subscribers may miss events during a pub/sub outage (SPEC section 1); the post is stored.
+    });
+  }
+}
+
+function requireWriter(caller: Caller): SignedInCaller {
+  if (caller.kind !== 'user') throw new UnauthenticatedError();
+  if (!can(caller, 'write:posts')) throw new ForbiddenError();
+  return caller;
+}

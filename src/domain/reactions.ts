@@ -1,0 +1,109 @@
+import type { ReactionRow } from '../db/schema.js';
+import { NotFoundError, UnauthenticatedError } from '../errors.js';
+import { channels } from '../realtime/pubsub.js';
+import { canSeeUnpublished, type Caller } from './caller.js';
+import type { DomainDeps } from './deps.js';
+import { newId, nowIso } from './ids.js';
+import type { PostCache } from './post-cache.js';
+import type { Page, Reaction } from './types.js';
+import { checkId, checkPage, checkReactionType, isForeignKeyViolation, isUniqueViolation } from './validate.js';
+
+export function toReaction(row: ReactionRow): Reaction {
+  return { id: row.id, postId: row.post_id, userId: row.user_id, type: row.type, createdAt: row.created_at };
+}
+
+export class ReactionService {
+  constructor(
+    private readonly deps: DomainDeps,
+    /** A reaction changes its post's like count, which the post cache holds. */
+    private readonly cache: PostCache,
+  ) {}
+
+  private get db() {
+    return this.deps.db.kysely;
+  }
+
+  /** Each post's reactions, newest first, paged per post; one windowed query for the batch. */
+  async byPosts(postIds: readonly string[], page: Page): Promise<Reaction[][]> {
+    const { limit, offset } = checkPage(page.limit, page.offset);
+    if (postIds.length === 0) return [];
+    const unique = [...new Set(postIds)];
+    const ranked = this.db
+      .selectFrom('reactions')
+      .selectAll()
+      .select((eb) =>
+        eb.fn
+          .agg<number>('row_number')
+          .over((ob) => ob.partitionBy('post_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
+          .as('rn'),
+      )
+      .where('post_id', 'in', unique);
+    const rows = await this.db
+      .selectFrom(ranked.as('r'))
+      .selectAll()
+      .where('rn', '>', offset)
+      .where('rn', '<=', offset + limit)
+      .orderBy('rn')
+      .execute();
+    const grouped = new Map<string, Reaction[]>(unique.map((id) => [id, []]));
+    for (const { rn: _rn, ...row } of rows) grouped.get(row.post_id)?.push(toReaction(row));
+    return postIds.map((id) => grouped.get(id) ?? []);
+  }
+
+  /** In input order, undefined where missing; one query. */
+  async byIds(ids: readonly string[]): Promise<(Reaction | undefined)[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.selectFrom('reactions').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const byId = new Map(rows.map((row) => [row.id, toReaction(row)]));
+    return ids.map((id) => byId.get(id));
+  }
+
+  /**
+   * addReaction: any signed-in caller, on a post they can see. One reaction of a type
+   * per user per post: repeating returns the stored one and emits nothing.
+   */
+  async add(caller: Caller, postId: string, type: string): Promise<Reaction> {
+    if (caller.kind !== 'user') throw new UnauthenticatedError();
+    checkId('postId', postId);
+    checkReactionType(type);
+    const post = await this.db
+      .selectFrom('posts')
+      .select(['author_id', 'published'])
+      .where('id', '=', postId)
+      .executeTakeFirst();
+    if (!post || (post.published !== 1 && !canSeeUnpublished(caller, post.author_id))) {
+      throw new NotFoundError('Post');
+    }
+
+    const row: ReactionRow = { id: newId(), post_id: postId, user_id: caller.id, type, created_at: nowIso() };
+    try {
+      // Insert first and let the unique constraint decide: a select-then-insert would
+      // let two concurrent identical requests both insert or both fail.
+      await this.db.insertInto('reactions').values(row).execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) return this.existing(postId, caller.id, type);
+      // The post (or the caller) was deleted between the check and the insert.
+      if (isForeignKeyViolation(err)) throw new NotFoundError('Post');
+      throw err;
+    }
+    const reaction = toReaction(row);
+    await this.cache.invalidate([postId]);
+    await this.deps.pubsub.publish(channels.postReactionAdded(postId), reaction).catch(() => {
+      // Subscribers may miss events during a pub/sub outage (SPEC section 1); the reaction is stored.
+    });
+    return reaction;
+  }
+
+  private async existing(postId: string, userId: string, type: string): Promise<Reaction> {
+    const row = await this.db
+      .selectFrom('reactions')
+      .selectAll()
+      .where('post_id', '=', postId)
+      .where('user_id', '=', userId)
+      .where('type', '=', type)
+      .executeTakeFirst();
+    // Deleted between the refused insert and this read: the post went with it.
+    if (!row) throw new NotFoundError('Post');
+    return toReaction(row);
+  }
+}

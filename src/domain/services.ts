@@ -1,0 +1,29 @@
+import { BookService } from './books.js';
+import type { DomainDeps } from './deps.js';
+import { PostCache } from './post-cache.js';
+import { loadPostWithLikes, PostService } from './posts.js';
+import { ReactionService } from './reactions.js';
+import { UserService } from './users.js';
+
+export interface Services {
+  users: UserService;
+  posts: PostService;
+  reactions: ReactionService;
+  books: BookService;
+  postCache: PostCache;
+}
+
+/**
+ * Builds the services once per app (they hold no request state). `onCacheError` hears
+ * key-value store failures the post cache absorbs (it falls back to the database).
+ */
+export function createServices(deps: DomainDeps, onCacheError?: (err: unknown) => void): Services {
+  const postCache = new PostCache(deps.kv, (id) => loadPostWithLikes(deps.db, id), onCacheError);
+  return {
+    users: new UserService(deps, postCache),
+    posts: new PostService(deps, postCache),
+    reactions: new ReactionService(deps, postCache),
+    books: new BookService(deps),
+    postCache,
+  };
+}

@@ -1,0 +1,258 @@
+import type { UserRow, UserUpdate } from '../db/schema.js';
+import { BadUserInputError, ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
+import { channels } from '../realtime/pubsub.js';
+import { can, canSeeUnpublished, isRole, isSelf, type Caller, type Role } from './caller.js';
+import type { DomainDeps } from './deps.js';
+import { newId, nowIso } from './ids.js';
+import type { PostCache } from './post-cache.js';
+import type { User } from './types.js';
+import {
+  checkAge,
+  checkAvatar,
+  checkEmail,
+  checkId,
+  checkName,
+  checkPage,
+  checkRole,
+  isUniqueViolation,
+  normaliseEmail,
+} from './validate.js';
+
+export interface UserListArgs {
+  role?: string | null;
+  limit: number;
+  offset: number;
+}
+
+export interface NewAccount {
+  name: string;
+  /** Null for an external account whose provider gave no email. */
+  email: string | null;
+  passwordHash?: string | null;
+  role?: Role;
+}
+
+export interface CreateUserInput {
+  name: string;
+  email: string;
+  age?: number | null;
+  role?: string | null;
+}
+
+/**
+ * `undefined` leaves a field unchanged. An explicit `null` clears the optional fields
+ * (age, avatar) and is refused for the required ones (name, email, role): GraphQL lets
+ * a client send null for any nullable argument, and "clear the name" has no meaning.
+ */
+export interface UserPatch {
+  name?: string | null;
+  email?: string | null;
+  age?: number | null;
+  avatar?: string | null;
+  role?: string | null;
+}
+
+export function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    age: row.age,
+    avatar: row.avatar,
+    // Roles are only ever written through checkRole; an unknown value means a hand-edited row.
+    role: isRole(row.role) ? row.role : 'user',
+    createdAt: row.created_at,
+  };
+}
+
+/** PostgreSQL returns count(*) as a bigint string, SQLite as a number. */
+const toCount = (value: string | number | bigint): number => Number(value);
+
+export class UserService {
+  constructor(
+    private readonly deps: DomainDeps,
+    /** Deleting a user changes the cached posts they wrote or reacted to. */
+    private readonly postCache?: PostCache,
+  ) {}
+
+  private get db() {
+    return this.deps.db.kysely;
+  }
+
+  /** Newest first. */
+  async list(_caller: Caller, args: UserListArgs): Promise<User[]> {
+    const page = checkPage(args.limit, args.offset);
+    const role = args.role === undefined || args.role === null ? undefined : checkRole(args.role);
+    let query = this.db.selectFrom('users').selectAll();
+    if (role) query = query.where('role', '=', role);
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+    return rows.map(toUser);
+  }
+
+  /** In input order, undefined where missing; one query (a DataLoader batch). */
+  async byIds(ids: readonly string[]): Promise<(User | undefined)[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.selectFrom('users').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const byId = new Map(rows.map((row) => [row.id, toUser(row)]));
+    return ids.map((id) => byId.get(id));
+  }
+
+  /** Per author, the posts the caller may see; one grouped query for the whole batch. */
+  async postsCountByAuthors(caller: Caller, authorIds: readonly string[]): Promise<number[]> {
+    if (authorIds.length === 0) return [];
+    const unique = [...new Set(authorIds)];
+    const seeAll = unique.filter((id) => canSeeUnpublished(caller, id));
+    const rows = await this.db
+      .selectFrom('posts')
+      .select((eb) => ['author_id', eb.fn.countAll<string | number>().as('count')])
+      .where('author_id', 'in', unique)
+      .where((eb) =>
+        seeAll.length > 0 ? eb.or([eb('published', '=', 1), eb('author_id', 'in', seeAll)]) : eb('published', '=', 1),
+      )
+      .groupBy('author_id')
+      .execute();
+    const counts = new Map(rows.map((row) => [row.author_id, toCount(row.count)]));
+    return authorIds.map((id) => counts.get(id) ?? 0);
+  }
+
+  /** Stores a new account without a permission check (registration, external sign-in). */
+  async insertAccount(input: NewAccount & { age?: number | null }): Promise<User> {
+    const row: UserRow = {
+      id: newId(),
+      name: checkName(input.name),
+      email: input.email === null ? null : checkEmail(input.email),
+      age: input.age === undefined || input.age === null ? null : checkAge(input.age),
+      avatar: null,
+      role: input.role === undefined ? 'user' : checkRole(input.role),
+      password_hash: input.passwordHash ?? null,
+      created_at: nowIso(),
+    };
+    try {
+      await this.db.insertInto('users').values(row).execute();
+    } catch (err) {
+      // The unique index decides, not a prior select: two concurrent sign-ups of one
+      // email would both pass a select, only one passes the index.
+      if (isUniqueViolation(err)) throw new ConflictError('Email already registered');
+      throw err;
+    }
+    const user = toUser(row);
+    await this.deps.pubsub.publish(channels.userCreated(), user).catch(() => {
+      // Subscribers may miss events during a pub/sub outage (SPEC section 1); the account exists.
+    });
+    return user;
+  }
+
+  /** createUser: manage:users. */
+  async create(caller: Caller, input: CreateUserInput): Promise<User> {
+    requireManager(caller);
+    try {
+      return await this.insertAccount({
+        name: input.name,
+        email: input.email,
+        age: input.age,
+        role: input.role === undefined || input.role === null ? undefined : checkRole(input.role),
+      });
+    } catch (err) {
+      // In GraphQL a taken email is a problem with the `email` argument.
+      if (err instanceof ConflictError) throw new BadUserInputError('email', 'Email already in use');
+      throw err;
+    }
+  }
+
+  /** updateUser: the user themself (without `role`) or manage:users. */
+  async update(caller: Caller, id: string, patch: UserPatch): Promise<User> {
+    if (caller.kind !== 'user') throw new UnauthenticatedError();
+    const manager = can(caller, 'manage:users');
+    if (!manager && !isSelf(caller, id)) throw new ForbiddenError();
+    if (!manager && patch.role !== undefined) throw new ForbiddenError('Only user managers may change a role');
+    checkId('id', id);
+
+    const changes: UserUpdate = {};
+    if (patch.name !== undefined) changes.name = checkName(required('name', patch.name));
+    if (patch.email !== undefined) changes.email = checkEmail(required('email', patch.email));
+    if (patch.role !== undefined) changes.role = checkRole(required('role', patch.role));
+    if (patch.age !== undefined) changes.age = patch.age === null ? null : checkAge(patch.age);
+    if (patch.avatar !== undefined) changes.avatar = patch.avatar === null ? null : checkAvatar(patch.avatar);
+
+    if (Object.keys(changes).length > 0) {
+      try {
+        const result = await this.db.updateTable('users').set(changes).where('id', '=', id).executeTakeFirst();
+        if (result.numUpdatedRows === 0n) throw new NotFoundError('User');
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new BadUserInputError('email', 'Email already in use');
+        throw err;
+      }
+    }
+    const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError('User');
+    return toUser(row);
+  }
+
+  /**
+   * deleteUser: the user themself or manage:users. One transaction removes the user's
+   * reactions, posts (with their reactions), sessions with their refresh tokens and
+   * external accounts; explicit deletes, so it holds without ON DELETE CASCADE too.
+   */
+  async delete(caller: Caller, id: string): Promise<boolean> {
+    if (caller.kind !== 'user') throw new UnauthenticatedError();
+    if (!can(caller, 'manage:users') && !isSelf(caller, id)) throw new ForbiddenError();
+    checkId('id', id);
+
+    const changedPosts = await this.db.transaction().execute(async (trx) => {
+      const user = await trx.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst();
+      if (!user) throw new NotFoundError('User');
+      // Every post whose cached entry changes: the user's own, and those whose like count drops.
+      const own = await trx.selectFrom('posts').select('id').where('author_id', '=', id).execute();
+      const reacted = await trx.selectFrom('reactions').select('post_id').where('user_id', '=', id).distinct().execute();
+      const ownPosts = trx.selectFrom('posts').select('id').where('author_id', '=', id);
+      await trx
+        .deleteFrom('reactions')
+        .where((eb) => eb.or([eb('user_id', '=', id), eb('post_id', 'in', ownPosts)]))
+        .execute();
+      await trx.deleteFrom('posts').where('author_id', '=', id).execute();
+      const sessions = trx.selectFrom('sessions').select('id').where('user_id', '=', id);
+      await trx.deleteFrom('refresh_tokens').where('session_id', 'in', sessions).execute();
+      await trx.deleteFrom('sessions').where('user_id', '=', id).execute();
+      await trx.deleteFrom('oauth_accounts').where('user_id', '=', id).execute();
+      await trx.deleteFrom('users').where('id', '=', id).execute();
+      return [...own.map((r) => r.id), ...reacted.map((r) => r.post_id)];
+    });
+    await this.postCache?.invalidate(changedPosts);
+    return true;
+  }
+
+  /** For sign-in: the account with its password hash, by normalised email. */
+  async findByEmail(email: string): Promise<(User & { passwordHash: string | null }) | undefined> {
+    const row = await this.db
+      .selectFrom('users')
+      .selectAll()
+      .where('email', '=', normaliseEmail(email))
+      .executeTakeFirst();
+    return row ? { ...toUser(row), passwordHash: row.password_hash } : undefined;
+  }
+
+  /** For the operator script: no caller, the operator has the database. */
+  async setRole(email: string, role: string): Promise<User> {
+    const checked = checkRole(role);
+    const normalised = normaliseEmail(email);
+    const result = await this.db.updateTable('users').set({ role: checked }).where('email', '=', normalised).executeTakeFirst();
+    if (result.numUpdatedRows === 0n) throw new NotFoundError('User');
+    const row = await this.db.selectFrom('users').selectAll().where('email', '=', normalised).executeTakeFirstOrThrow();
+    return toUser(row);
+  }
+}
+
+function requireManager(caller: Caller): void {
+  if (caller.kind !== 'user') throw new UnauthenticatedError();
+  if (!can(caller, 'manage:users')) throw new ForbiddenError();
+}
+
+function required<T>(argument: string, value: T | null): T {
+  if (value === null) throw new BadUserInputError(argument, `${argument} cannot be null`);
+  return value;
+}

@@ -1,0 +1,61 @@
+/**
+ * Errors that carry a stable `code`. Services throw these; one formatter turns them
+ * into GraphQL errors or `{error}` bodies. Anything that is not an AppError is
+ * unexpected and reaches clients only as `Internal server error`.
+ */
+export type ErrorCode =
+  | 'BAD_USER_INPUT'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'RATE_LIMITED'
+  | 'INTERNAL_ERROR';
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadUserInputError extends AppError {
+  constructor(
+    /** The argument (or input field) that was refused. */
+    readonly argument: string,
+    message: string,
+  ) {
+    super('BAD_USER_INPUT', message);
+  }
+}
+
+export class UnauthenticatedError extends AppError {
+  constructor(message = 'You must be signed in') {
+    super('UNAUTHENTICATED', message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message = 'You are not allowed to do this') {
+    super('FORBIDDEN', message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(entity: 'User' | 'Post' | 'Book' | 'Reaction') {
+    super('NOT_FOUND', `${entity} not found`);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super('CONFLICT', message);
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

@@ -1,0 +1,248 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ExecutionArgs, ExecutionResult, GraphQLFormattedError } from 'graphql';
+import { createHandler, type Request as HttpRequest, type RequestParams, type Response as HttpResponse } from 'graphql-http';
+import type { Caller } from '../domain/caller.js';
+import type { Services } from '../domain/services.js';
+import { createContext, type GraphQLContext } from './context.js';
+import { RequestError, formatError, requestError, withCode, type FormatOptions } from './errors.js';
+import { graphiqlHtml } from './graphiql.js';
+import { acceptedMediaType, contentTypeOf } from './media.js';
+import type { PersistedQueries } from './persisted.js';
+import type { OperationPipeline, PreparedOperation } from './pipeline.js';
+
+/**
+ * The HTTP adapter: graphql-http (the reference GraphQL-over-HTTP implementation)
+ * on Fastify. graphql-http negotiates, checks methods and drives the flow; our hooks
+ * hand it prepared operations from the shared pipeline and write the responses, so
+ * status codes and error bodies follow SPEC section 2 exactly.
+ */
+
+export const MAX_BODY_BYTES = 1_048_576;
+
+export interface GraphQLHttpOptions {
+  pipeline: OperationPipeline;
+  services: Services;
+  persisted: PersistedQueries;
+  isProduction: boolean;
+  /** Who is asking; anonymous when there is no valid credential. */
+  authenticate(request: FastifyRequest): Promise<Caller>;
+  /** Runs before the operation (rate limiting); may answer the request itself. */
+  preHandler?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+}
+
+interface RequestContext {
+  caller: Caller;
+  registerAs: string | undefined;
+  log: FastifyRequest['log'];
+}
+
+interface PreparedArgs extends ExecutionArgs {
+  contextValue: GraphQLContext;
+  prepared: PreparedOperation;
+}
+
+type Req = HttpRequest<FastifyRequest, RequestContext>;
+
+async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): Promise<void> {
+  const { pipeline, services, persisted, isProduction } = options;
+
+  const formatOptions = (log: FastifyRequest['log']): FormatOptions => ({
+    isProduction,
+    onInternal: (error) => log.error({ err: error }, 'unexpected error in a resolver'),
+  });
+
+  const errorResponse = (req: Req, error: RequestError): HttpResponse => {
+    const format = formatOptions(req.context.log);
+    const body = JSON.stringify({ errors: error.errors.map((e) => formatError(e, format)) });
+    const type = contentTypeOf(acceptedMediaType(header(req, 'accept')));
+    return [body, { status: error.status, statusText: '', headers: { 'content-type': type } }];
+  };
+
+  const handler = createHandler<FastifyRequest, RequestContext, GraphQLContext>({
+    schema: pipeline.schema,
+
+    parseRequestParams: async (req) => {
+      try {
+        const params = readParams(req);
+        const resolved = await persisted.resolve(params.query, params.extensions);
+        req.context.registerAs = resolved.registerAs;
+        return { ...params, query: resolved.query };
+      } catch (error) {
+        if (error instanceof RequestError) return errorResponse(req, error);
+        throw error;
+      }
+    },
+
+    onSubscribe: async (req, params) => {
+      let prepared: PreparedOperation;
+      try {
+        prepared = pipeline.prepare(params.query, params.operationName, params.variables);
+        if (prepared.operationType === 'subscription') {
+          throw requestError('Subscriptions are served over WebSocket at this path', 'BAD_REQUEST');
+        }
+      } catch (error) {
+        if (error instanceof RequestError) return errorResponse(req, error);
+        throw error;
+      }
+      if (req.context.registerAs) await persisted.register(req.context.registerAs, params.query);
+      const args: PreparedArgs = {
+        schema: pipeline.schema,
+        document: prepared.document,
+        operationName: prepared.operationName,
+        variableValues: params.variables ?? undefined,
+        contextValue: createContext(services, req.context.caller),
+        rootValue: undefined,
+        prepared,
+      };
+      return args;
+    },
+
+    execute: (args) => {
+      const { prepared, contextValue, variableValues } = args as PreparedArgs;
+      return prepared.compiled.query(undefined, contextValue, variableValues) as ExecutionResult;
+    },
+
+    onOperation: (req, args, result) => {
+      const format = formatOptions(req.context.log);
+      const type = contentTypeOf(acceptedMediaType(header(req, 'accept')));
+      const execution = result as ExecutionResult;
+      if (execution.data === undefined || execution.data === null && !execution.errors?.some((e) => e.path)) {
+        // No data and no field path: variables did not match their types. A request error.
+        const errors = (execution.errors ?? []).map((e) => formatError(withCode(e, 'GRAPHQL_VALIDATION_FAILED'), format));
+        return [JSON.stringify({ errors }), { status: 400, statusText: '', headers: { 'content-type': type } }];
+      }
+      const body = execution.errors
+        ? JSON.stringify({ data: execution.data, errors: execution.errors.map((e): GraphQLFormattedError => formatError(e, format)) })
+        : (args as PreparedArgs).prepared.compiled.stringify(execution);
+      return [body, { status: 200, statusText: '', headers: { 'content-type': type } }];
+    },
+
+    formatError: (error) => ({ message: error.message, extensions: { code: 'BAD_REQUEST' } }) as never,
+  });
+
+  // The body arrives as text whatever its type: graphql-http decides what is acceptable
+  // (415 for anything but JSON), so Fastify's own parsers must not answer first.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MAX_BODY_BYTES }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((error: { statusCode?: number; code?: string }, request, reply) => {
+    if (error.statusCode === 413) return sendError(reply, request, 413, 'Request body exceeds 1 MiB', 'PAYLOAD_TOO_LARGE');
+    if (error.statusCode === 415) return sendError(reply, request, 415, 'Unsupported Media Type', 'UNSUPPORTED_MEDIA_TYPE');
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      return sendError(reply, request, error.statusCode, 'Bad request', 'BAD_REQUEST');
+    }
+    request.log.error({ err: error }, 'unexpected error on /graphql');
+    return sendError(reply, request, 500, 'Internal server error', 'INTERNAL_ERROR');
+  });
+
+  const serve = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!isProduction && request.method === 'GET' && wantsHtml(request)) {
+      return reply.type('text/html; charset=utf-8').send(graphiqlHtml);
+    }
+    if (options.preHandler) {
+      await options.preHandler(request, reply);
+      if (reply.sent) return reply;
+    }
+    const caller = await options.authenticate(request);
+    const [body, init] = await handler({
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      body: (request.body as string | undefined) ?? null,
+      raw: request,
+      context: { caller, registerAs: undefined, log: request.log },
+    });
+    if (body === null) return sendError(reply, request, init.status, init.statusText || 'Request refused', codeForStatus(init.status), init.headers);
+    reply.code(init.status);
+    if (init.headers) reply.headers(init.headers as Record<string, string>);
+    return reply.send(body);
+  };
+
+  app.route({ method: ['GET', 'POST'], url: '/graphql', bodyLimit: MAX_BODY_BYTES, handler: serve });
+  app.route({
+    method: ['PUT', 'PATCH', 'DELETE'],
+    url: '/graphql',
+    handler: (request, reply) => sendError(reply, request, 405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED', { allow: 'GET, POST' }),
+  });
+}
+
+function readParams(req: Req): RequestParams & { query: unknown } {
+  const method = req.method;
+  let raw: Record<string, unknown>;
+  if (method === 'GET') {
+    const search = new URLSearchParams(req.url.split('?', 2)[1] ?? '');
+    raw = { query: search.get('query') ?? undefined, operationName: search.get('operationName') ?? undefined };
+    for (const key of ['variables', 'extensions'] as const) {
+      const value = search.get(key);
+      if (value) raw[key] = parseJson(value, `${key} must be a JSON object`);
+    }
+  } else {
+    const contentType = (header(req, 'content-type') ?? '').toLowerCase().replace(/\s/g, '');
+    const [mediaType, charset = 'charset=utf-8'] = contentType.split(';');
+    if (mediaType !== 'application/json' || (charset !== 'charset=utf-8' && charset !== 'charset=utf8')) {
+      throw requestError('Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE', 415);
+    }
+    if (typeof req.body !== 'string' || req.body.length === 0) throw requestError('Missing body', 'BAD_REQUEST');
+    const parsed = parseJson(req.body, 'Body is not valid JSON');
+    if (Array.isArray(parsed)) throw requestError('Batched operations are not supported', 'BAD_REQUEST');
+    if (typeof parsed !== 'object' || parsed === null) throw requestError('Body must be a JSON object', 'BAD_REQUEST');
+    raw = parsed as Record<string, unknown>;
+  }
+  const { query, variables, operationName, extensions } = raw;
+  if (query !== undefined && query !== null && typeof query !== 'string') throw requestError('query must be a string', 'BAD_REQUEST');
+  if (!isOptionalObject(variables)) throw requestError('variables must be an object', 'BAD_REQUEST');
+  if (!isOptionalObject(extensions)) throw requestError('extensions must be an object', 'BAD_REQUEST');
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+    throw requestError('operationName must be a string', 'BAD_REQUEST');
+  }
+  return {
+    query: query ?? undefined,
+    variables: (variables as Record<string, unknown> | null | undefined) ?? undefined,
+    operationName: (operationName as string | null | undefined) ?? undefined,
+    extensions: (extensions as Record<string, unknown> | null | undefined) ?? undefined,
+  } as RequestParams & { query: unknown };
+}
+
+function parseJson(text: string, message: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw requestError(message, 'BAD_REQUEST');
+  }
+}
+
+function isOptionalObject(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'object' && !Array.isArray(value));
+}
+
+function wantsHtml(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  return accept.includes('text/html') && !new URLSearchParams(request.url.split('?', 2)[1] ?? '').has('query');
+}
+
+function codeForStatus(status: number): string {
+  if (status === 405) return 'METHOD_NOT_ALLOWED';
+  if (status === 406) return 'NOT_ACCEPTABLE';
+  if (status === 415) return 'UNSUPPORTED_MEDIA_TYPE';
+  return 'BAD_REQUEST';
+}
+
+function sendError(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  status: number,
+  message: string,
+  code: string,
+  headers: Record<string, string> = {},
+) {
+  const type = contentTypeOf(acceptedMediaType(request.headers.accept));
+  return reply.code(status).headers(headers).type(type).send(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+}
+
+function header(req: Req, name: string): string | undefined {
+  const value = (req.headers as Record<string, string | string[] | undefined>)[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Registered without fastify-plugin on purpose: its parsers and error handler stay inside. */
+export const graphqlHttpPlugin = graphqlHttp;

@@ -1,0 +1,66 @@
+import DataLoader from 'dataloader';
+import type { Caller } from '../domain/caller.js';
+import type { Services } from '../domain/services.js';
+import type { Book, Page, Post, Reaction, User } from '../domain/types.js';
+
+/**
+ * Per-request DataLoaders: they batch the lookups of one operation into one query
+ * per kind and cache within that request only. Created lazily, so an operation that
+ * needs one loader does not pay for the others.
+ */
+export interface Loaders {
+  readonly user: DataLoader<string, User | undefined>;
+  readonly post: DataLoader<string, Post | undefined>;
+  readonly book: DataLoader<string, Book | undefined>;
+  readonly postsCount: DataLoader<string, number>;
+  readonly likes: DataLoader<string, number>;
+  postsByAuthor(page: Page): DataLoader<string, Post[]>;
+  reactionsByPost(page: Page): DataLoader<string, Reaction[]>;
+}
+
+export function createLoaders(services: Services, caller: Caller): Loaders {
+  let user: Loaders['user'] | undefined;
+  let post: Loaders['post'] | undefined;
+  let book: Loaders['book'] | undefined;
+  let postsCount: Loaders['postsCount'] | undefined;
+  let likes: Loaders['likes'] | undefined;
+  const postsByAuthor = new Map<string, DataLoader<string, Post[]>>();
+  const reactionsByPost = new Map<string, DataLoader<string, Reaction[]>>();
+
+  return {
+    get user() {
+      return (user ??= new DataLoader((ids) => services.users.byIds(ids)));
+    },
+    get post() {
+      return (post ??= new DataLoader((ids) => services.posts.byIds(ids)));
+    },
+    get book() {
+      return (book ??= new DataLoader((ids) => services.books.byIds(ids)));
+    },
+    get postsCount() {
+      return (postsCount ??= new DataLoader((ids) => services.users.postsCountByAuthors(caller, ids)));
+    },
+    get likes() {
+      return (likes ??= new DataLoader((ids) => services.posts.likesByPostIds(ids)));
+    },
+    // One loader per page, because a batch query takes one limit and offset for all keys.
+    postsByAuthor(page) {
+      const key = `${page.limit}:${page.offset}`;
+      let loader = postsByAuthor.get(key);
+      if (!loader) {
+        loader = new DataLoader((ids) => services.posts.byAuthors(caller, ids, page));
+        postsByAuthor.set(key, loader);
+      }
+      return loader;
+    },
+    reactionsByPost(page) {
+      const key = `${page.limit}:${page.offset}`;
+      let loader = reactionsByPost.get(key);
+      if (!loader) {
+        loader = new DataLoader((ids) => services.reactions.byPosts(ids, page));
+        reactionsByPost.set(key, loader);
+      }
+      return loader;
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { KeyValueStore } from '../store/kv.js';
+import { requestError } from './errors.js';
+
+/**
+ * Automatic persisted queries (Apollo's protocol: `extensions.persistedQuery =
+ * {version: 1, sha256Hash}`). Mode `on` registers any valid document sent with its
+ * hash; `only` is a trusted-documents allow-list: the manifest (and documents already
+ * in the shared store) are served, nothing new is accepted; `off` ignores hashes.
+ */
+export type PersistedMode = 'on' | 'only' | 'off';
+
+const KEY_PREFIX = 'apq:';
+const TTL_MS = 7 * 24 * 60 * 60 * 1000;
+const HASH_PATTERN = /^[0-9a-f]{64}$/;
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+export interface ResolvedQuery {
+  query: string;
+  /** Set when the text should be stored under this hash once it has validated. */
+  registerAs: string | undefined;
+}
+
+export class PersistedQueries {
+  constructor(
+    private readonly store: KeyValueStore,
+    readonly mode: PersistedMode,
+    private readonly manifest: ReadonlyMap<string, string> = new Map(),
+  ) {}
+
+  /** The query text to run, or a RequestError to answer with. */
+  async resolve(query: unknown, extensions: Record<string, unknown> | null | undefined): Promise<ResolvedQuery> {
+    const persisted = this.mode === 'off' ? undefined : extensions?.['persistedQuery'];
+    if (persisted === undefined || persisted === null) {
+      if (typeof query !== 'string') throw requestError('Missing query', 'BAD_REQUEST');
+      if (this.mode === 'only' && !(await this.lookup(sha256Hex(query)))) throw notAllowed();
+      return { query, registerAs: undefined };
+    }
+    const hash = parsePersisted(persisted);
+    if (query === undefined || query === null) {
+      const text = await this.lookup(hash);
+      if (text === undefined) throw requestError('PersistedQueryNotFound', 'PERSISTED_QUERY_NOT_FOUND', 200);
+      return { query: text, registerAs: undefined };
+    }
+    if (typeof query !== 'string') throw requestError('Invalid query', 'BAD_REQUEST');
+    if (sha256Hex(query) !== hash) throw requestError('provided sha does not match query', 'BAD_REQUEST');
+    if (this.mode === 'only') {
+      if (!(await this.lookup(hash))) throw notAllowed();
+      return { query, registerAs: undefined };
+    }
+    return { query, registerAs: hash };
+  }
+
+  async register(hash: string, query: string): Promise<void> {
+    await this.store.set(KEY_PREFIX + hash, query, TTL_MS);
+  }
+
+  private async lookup(hash: string): Promise<string | undefined> {
+    return this.manifest.get(hash) ?? (await this.store.get(KEY_PREFIX + hash));
+  }
+}
+
+function parsePersisted(value: unknown): string {
+  if (typeof value !== 'object' || value === null) throw requestError('Invalid persistedQuery extension', 'BAD_REQUEST');
+  const { version, sha256Hash } = value as Record<string, unknown>;
+  if (version !== 1) throw requestError('Unsupported persisted query version', 'BAD_REQUEST');
+  if (typeof sha256Hash !== 'string' || !HASH_PATTERN.test(sha256Hash)) {
+    throw requestError('persistedQuery.sha256Hash must be 64 hex characters', 'BAD_REQUEST');
+  }
+  return sha256Hash;
+}
+
+function notAllowed() {
+  return requestError('Only registered operations are accepted', 'PERSISTED_QUERY_NOT_FOUND', 400);
+}
+
+/**
+ * Reads a trusted-documents manifest: Apollo's `{format: "apollo-persisted-query-manifest",
+ * operations: [{id, body}]}` or a plain `{"<sha256>": "<query>"}` object. Every hash is
+ * checked against its text, so a wrong entry stops start-up instead of serving surprises.
+ */
+export function loadManifest(path: string): Map<string, string> {
+  const raw = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+  const entries: [string, string][] = [];
+  if (typeof raw === 'object' && raw !== null && Array.isArray((raw as { operations?: unknown }).operations)) {
+    for (const op of (raw as { operations: { id?: unknown; body?: unknown }[] }).operations) {
+      entries.push([String(op.id), String(op.body)]);
+    }
+  } else if (typeof raw === 'object' && raw !== null) {
+    for (const [hash, body] of Object.entries(raw)) entries.push([hash, String(body)]);
+  } else {
+    throw new Error('persisted query manifest must be a JSON object');
+  }
+  for (const [hash, body] of entries) {
+    if (sha256Hex(body) !== hash) throw new Error(`persisted query manifest: hash ${hash} does not match its document`);
+  }
+  return new Map(entries);
+}

@@ -1,0 +1,26 @@
+import { page } from '../../domain/validate.js';
+import type { QueryResolvers } from '../generated/resolvers.js';
+
+// Thin: read arguments, call a service, let loaders batch. Rules live in the services.
+export const Query: QueryResolvers = {
+  users: (_root, args, ctx) =>
+    ctx.services.users.list(ctx.caller, { role: args.role ?? null, ...page(args.limit, args.offset) }),
+
+  user: async (_root, args, ctx) => (await ctx.loaders.user.load(args.id)) ?? null,
+
+  posts: (_root, args, ctx) => ctx.services.posts.list(ctx.caller, page(args.limit, args.offset)),
+
+  post: async (_root, args, ctx) => {
+    const found = await ctx.services.posts.byIdWithLikes(ctx.caller, args.id);
+    if (!found) return null;
+    // The cached entry carries the like count: `post(id) { likes }` needs no query.
+    ctx.loaders.likes.prime(found.post.id, found.likes);
+    return found.post;
+  },
+
+  books: (_root, args, ctx) => ctx.services.books.list(page(args.limit, args.offset)),
+
+  book: async (_root, args, ctx) => (await ctx.loaders.book.load(args.id)) ?? null,
+
+  me: async (_root, _args, ctx) => (ctx.caller.kind === 'user' ? ((await ctx.loaders.user.load(ctx.caller.id)) ?? null) : null),
+};

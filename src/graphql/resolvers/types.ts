@@ -1,0 +1,29 @@
+import { can, canSeeUnpublished, isSelf } from '../../domain/caller.js';
+import { page } from '../../domain/validate.js';
+import type { PostResolvers, ReactionResolvers, UserResolvers } from '../generated/resolvers.js';
+
+// Fields not listed here resolve by property access on the domain records.
+
+export const User: UserResolvers = {
+  // SPEC §4: the user themself or an admin; null for everyone else (not an error).
+  email: (user, _args, ctx) => (isSelf(ctx.caller, user.id) || can(ctx.caller, 'manage:users') ? user.email : null),
+  posts: (user, args, ctx) => ctx.loaders.postsByAuthor(page(args.limit, args.offset)).load(user.id),
+  postsCount: (user, _args, ctx) => ctx.loaders.postsCount.load(user.id),
+};
+
+export const Post: PostResolvers = {
+  // A missing author (deleted mid-request) becomes null and is reported by the non-null rule.
+  author: async (post, _args, ctx) => (await ctx.loaders.user.load(post.authorId))!,
+  likes: (post, _args, ctx) => ctx.loaders.likes.load(post.id),
+  reactions: (post, args, ctx) => ctx.loaders.reactionsByPost(page(args.limit, args.offset)).load(post.id),
+};
+
+export const Reaction: ReactionResolvers = {
+  user: async (reaction, _args, ctx) => (await ctx.loaders.user.load(reaction.userId))!,
+  post: async (reaction, _args, ctx) => {
+    const post = await ctx.loaders.post.load(reaction.postId);
+    // A post the caller may not see counts as not existing.
+    if (!post || (!post.published && !canSeeUnpublished(ctx.caller, post.authorId))) return null!;
+    return post;
+  },
+};

@@ -1,0 +1,49 @@
+import { buildInkwell } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+
+/** Start-up: config → app → listen → graceful shutdown on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+
+  const inkwell = await buildInkwell(config);
+  const { app } = inkwell;
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'draining: no new connections, finishing in-flight requests');
+    // A drain that hangs must not keep the process alive forever.
+    const deadline = setTimeout(() => {
+      app.log.error('shutdown took longer than 10 s; exiting');
+      process.exit(1);
+    }, 10_000);
+    deadline.unref();
+    try {
+      await inkwell.close();
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+  app.log.info(`Inkwell GraphQL endpoint at ${config.publicUrl}/graphql`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`Inkwell failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

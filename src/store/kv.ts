@@ -1,0 +1,15 @@
+/**
+ * A small key-value store for caches and persisted queries: in memory for one
+ * instance, Redis when several instances must share it. Values are strings so both
+ * implementations behave the same; callers serialise.
+ */
+export interface KeyValueStore {
+  get(key: string): Promise<string | undefined>;
+  /** Several keys in one round trip; missing keys are undefined. */
+  getMany(keys: readonly string[]): Promise<(string | undefined)[]>;
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  delete(key: string): Promise<void>;
+  /** Atomically adds one and returns the new value; the key expires ttlMs after the last increment. */
+  incr(key: string, ttlMs: number): Promise<number>;
+  close(): Promise<void>;
+}
