@@ -121,11 +121,11 @@ export function checkPostContent(content: string): string {
 }
 
 export function checkTags(tags: readonly string[]): string[] {
-  if (!Array.isArray(tags) || tags.length > 10) throw new BadUserInputError('tags', 'tags must be at most 10');
+  if (!Array.isArray(tags) || tags.length > 10) throw new BadUserInputError('tags', 'tags must be a list of at most 10');
   for (const tag of tags) {
     checkNoNul('tags', tag);
     const n = charCount(tag);
-    if (n < 1 || n > 32) throw new BadUserInputError('tags', 'each tag must be 1–32 characters');
+    if (n < 1 || n > 32) throw new BadUserInputError('tags', 'each of tags must be 1–32 characters');
   }
   return [...tags];
 }

@@ -1,0 +1,72 @@
+/**
+ * Operator task: `npm run user:role -- <email> <role>` sets the role of an existing
+ * account in the configured database (the way to make the first admin).
+ *
+ * Exit codes: 0 done; 1 a usage problem (missing argument, unknown email, invalid
+ * role, database failure); 2 invalid configuration. Messages are one line, no stack.
+ */
+import { ConfigError, loadConfig } from '../src/config.js';
+import { connectDatabase, type Db } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { ROLES } from '../src/domain/caller.js';
+import { UserService } from '../src/domain/users.js';
+import { checkRole } from '../src/domain/validate.js';
+import { BadUserInputError, NotFoundError } from '../src/errors.js';
+import { MemoryPubSub } from '../src/realtime/memory.js';
+import { MemoryStore } from '../src/store/memory.js';
+
+const USAGE = `Usage: npm run user:role -- <email> <role>   (role: ${ROLES.join(', ')})`;
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [email, role] = argv;
+  if (!email || !role) fail(`Missing argument. ${USAGE}`, 1);
+
+  // Before touching the database: a typo in the role needs no connection.
+  try {
+    checkRole(role);
+  } catch {
+    fail(`Invalid role "${role}": expected one of ${ROLES.join(', ')}`, 1);
+  }
+
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message, 2);
+    throw err;
+  }
+
+  let db: Db | undefined;
+  let outcome: { message: string; code: number };
+  try {
+    db = connectDatabase(config.database);
+    await migrateToLatest(db);
+    // setRole touches neither the cache nor pub/sub; in-memory ones satisfy the interface.
+    const users = new UserService({ db, kv: new MemoryStore(), pubsub: new MemoryPubSub() });
+    const user = await users.setRole(email, role);
+    outcome = { message: `${user.email ?? email} is now ${user.role}`, code: 0 };
+  } catch (err) {
+    const message =
+      err instanceof NotFoundError
+        ? `No account with the email ${email}`
+        : err instanceof BadUserInputError
+          ? `Invalid role "${role}": expected one of ${ROLES.join(', ')}`
+          : `Could not set the role: ${firstLine(err)}`;
+    outcome = { message, code: 1 };
+  }
+  // Closed before exiting: process.exit would skip a `finally`, and SQLite should checkpoint cleanly.
+  await db?.close().catch(() => {});
+  if (outcome.code !== 0) fail(outcome.message, outcome.code);
+  process.stdout.write(`${outcome.message}\n`);
+}
+
+function firstLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+}
+
+await main(process.argv.slice(2));

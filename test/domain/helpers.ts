@@ -1,0 +1,108 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connectDatabase, type Db } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { ANONYMOUS, type Caller, type Role } from '../../src/domain/caller.js';
+import { createServices, type Services } from '../../src/domain/services.js';
+import type { Post, User } from '../../src/domain/types.js';
+import { MemoryPubSub } from '../../src/realtime/memory.js';
+import type { PubSub } from '../../src/realtime/pubsub.js';
+import { MemoryStore } from '../../src/store/memory.js';
+
+export interface TestEnv {
+  dir: string;
+  file: string;
+  db: Db;
+  kv: MemoryStore;
+  pubsub: MemoryPubSub;
+  services: Services;
+  close(): Promise<void>;
+}
+
+/** A fresh, migrated SQLite file with in-memory cache and pub/sub. */
+export async function createEnv(): Promise<TestEnv> {
+  const dir = await mkdtemp(join(tmpdir(), 'inkwell-domain-'));
+  const file = join(dir, 'test.db');
+  const db = connectDatabase({ kind: 'sqlite', file });
+  await migrateToLatest(db);
+  const kv = new MemoryStore();
+  const pubsub = new MemoryPubSub();
+  const services = createServices({ db, kv, pubsub });
+  return {
+    dir,
+    file,
+    db,
+    kv,
+    pubsub,
+    services,
+    async close() {
+      await db.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function callerOf(user: User): Caller {
+  return { kind: 'user', id: user.id, role: user.role, sessionId: null };
+}
+
+let counter = 0;
+
+export async function makeUser(env: TestEnv, role: Role = 'user', name = `${role} ${++counter}`): Promise<User> {
+  return env.services.users.insertAccount({ name, email: `${role}${++counter}@example.test`, role });
+}
+
+/** The cast of the permission tests: one of each role, plus a second user and editor. */
+export async function makeCast(env: TestEnv) {
+  const admin = await makeUser(env, 'admin');
+  const editor = await makeUser(env, 'editor');
+  const editor2 = await makeUser(env, 'editor');
+  const alice = await makeUser(env, 'user');
+  const bob = await makeUser(env, 'user');
+  return {
+    admin,
+    editor,
+    editor2,
+    alice,
+    bob,
+    as: {
+      anonymous: ANONYMOUS as Caller,
+      admin: callerOf(admin),
+      editor: callerOf(editor),
+      editor2: callerOf(editor2),
+      alice: callerOf(alice),
+      bob: callerOf(bob),
+    },
+  };
+}
+
+export async function makePost(
+  env: TestEnv,
+  author: User,
+  fields: { title?: string; published?: boolean; tags?: string[] } = {},
+): Promise<Post> {
+  // Written as an admin so any author (even a plain user) can own posts in tests.
+  const admin: Caller = { kind: 'user', id: 'test-admin', role: 'admin', sessionId: null };
+  return env.services.posts.create(admin, {
+    title: fields.title ?? `Post ${++counter}`,
+    authorId: author.id,
+    published: fields.published ?? true,
+    tags: fields.tags,
+  });
+}
+
+/** Records every event on a channel until stopped. */
+export function record<T>(pubsub: PubSub, channel: string) {
+  const iterator = pubsub.subscribe<T>(channel);
+  const events: T[] = [];
+  void (async () => {
+    for await (const event of iterator) events.push(event);
+  })();
+  return { events, stop: () => iterator.return?.() };
+}
+
+/** Lets queued microtasks and I/O callbacks (event delivery) run. */
+export const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export const code = (c: string) => ({ code: c });
