@@ -29,7 +29,8 @@ export function requestError(message: string, code: string, status = 400): Reque
 }
 
 export function withCode(error: GraphQLError, code: string): GraphQLError {
-  if (typeof error.extensions['code'] === 'string') return error;
+  // graphql-jit's own GraphQLError (variable coercion, non-null violations) may have no `extensions` at all.
+  if (typeof error.extensions?.['code'] === 'string') return error;
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
@@ -56,7 +57,7 @@ export function formatError(error: GraphQLError, options: FormatOptions): GraphQ
     message = INTERNAL_MESSAGE;
     extensions = { code: 'INTERNAL_ERROR' };
   } else {
-    const code = error.extensions['code'];
+    const code = error.extensions?.['code'];
     message = options.isProduction ? withoutSuggestions(error.message) : error.message;
     extensions = { code: typeof code === 'string' ? code : 'INTERNAL_ERROR' };
     // A GraphQLError raised during execution without a code is an internal fault

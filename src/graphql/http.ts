@@ -153,6 +153,8 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
       context: { caller, registerAs: undefined, log: request.log },
     });
     if (body === null) return sendError(reply, request, init.status, init.statusText || 'Request refused', codeForStatus(init.status), init.headers);
+    // graphql-http answers a mutation over GET with a 405 body of its own: no content type, no code.
+    if (init.status === 405) return sendError(reply, request, 405, 'Cannot perform mutations over GET', 'METHOD_NOT_ALLOWED', init.headers);
     reply.code(init.status);
     if (init.headers) reply.headers(init.headers as Record<string, string>);
     return reply.send(body);

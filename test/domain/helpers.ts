@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { connectDatabase, type Db } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { ANONYMOUS, type Caller, type Role } from '../../src/domain/caller.js';
@@ -13,6 +15,8 @@ import { MemoryStore } from '../../src/store/memory.js';
 export interface TestEnv {
   dir: string;
   file: string;
+  /** The DATABASE_URL of this database, for scripts run against it. */
+  databaseUrl: string;
   db: Db;
   kv: MemoryStore;
   pubsub: MemoryPubSub;
@@ -20,11 +24,31 @@ export interface TestEnv {
   close(): Promise<void>;
 }
 
-/** A fresh, migrated SQLite file with in-memory cache and pub/sub. */
+/**
+ * With INKWELL_TEST_POSTGRES_URL (a server URL whose user may create databases) the
+ * same tests run on a fresh PostgreSQL database each; otherwise on SQLite.
+ */
+const postgresUrl = process.env.INKWELL_TEST_POSTGRES_URL;
+export const onPostgres = Boolean(postgresUrl);
+
+/** A fresh, migrated database (a temporary SQLite file by default) with in-memory cache and pub/sub. */
 export async function createEnv(): Promise<TestEnv> {
   const dir = await mkdtemp(join(tmpdir(), 'inkwell-domain-'));
   const file = join(dir, 'test.db');
-  const db = connectDatabase({ kind: 'sqlite', file });
+  let dropDatabase = async () => {};
+  let databaseUrl = `file:${file}`;
+  let db: Db;
+  if (postgresUrl) {
+    const name = `inkwell_test_${randomBytes(6).toString('hex')}`;
+    await adminQuery(`create database ${name}`);
+    const url = new URL(postgresUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    db = connectDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 5 });
+    dropDatabase = () => adminQuery(`drop database if exists ${name} with (force)`);
+  } else {
+    db = connectDatabase({ kind: 'sqlite', file });
+  }
   await migrateToLatest(db);
   const kv = new MemoryStore();
   const pubsub = new MemoryPubSub();
@@ -32,15 +56,27 @@ export async function createEnv(): Promise<TestEnv> {
   return {
     dir,
     file,
+    databaseUrl,
     db,
     kv,
     pubsub,
     services,
     async close() {
       await db.close();
+      await dropDatabase();
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
 }
 
 export function callerOf(user: User): Caller {
@@ -49,7 +85,11 @@ export function callerOf(user: User): Caller {
 
 let counter = 0;
 
+/** Waits past the current millisecond, so records made one after another have distinct created_at. */
+export const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 2));
+
 export async function makeUser(env: TestEnv, role: Role = 'user', name = `${role} ${++counter}`): Promise<User> {
+  await tick();
   return env.services.users.insertAccount({ name, email: `${role}${++counter}@example.test`, role });
 }
 
@@ -82,6 +122,7 @@ export async function makePost(
   author: User,
   fields: { title?: string; published?: boolean; tags?: string[] } = {},
 ): Promise<Post> {
+  await tick();
   // Written as an admin so any author (even a plain user) can own posts in tests.
   const admin: Caller = { kind: 'user', id: 'test-admin', role: 'admin', sessionId: null };
   return env.services.posts.create(admin, {

@@ -1,0 +1,32 @@
+/** Runs autocannon (bench/load.mjs) in its own process against one URL. */
+import { fileURLToPath } from 'node:url';
+import { forkTracked, stopChild, waitForMessage } from './children.mjs';
+import { REQUEST_HEADERS } from './service.mjs';
+
+const SCRIPT = fileURLToPath(new URL('../load.mjs', import.meta.url));
+
+/** Defaults, overridable with BENCH_CONNECTIONS / BENCH_DURATION / BENCH_WARMUP (seconds). */
+export const LOAD_DEFAULTS = {
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
+  pipelining: 1,
+  duration: Number(process.env.BENCH_DURATION ?? 10),
+  warmup: Number(process.env.BENCH_WARMUP ?? 3),
+};
+
+/**
+ * Resolves with { rps, p50, p90, p99, mean, max, non2xx, errors, timeouts, mismatches, warmup }.
+ * `expectBody` (a string) is checked on every warm-up response (counted in warmup.mismatches).
+ */
+export async function runLoad({ url, body, headers = REQUEST_HEADERS, method = 'POST', expectBody, ...rest }) {
+  const opts = { ...LOAD_DEFAULTS, ...rest, url, body, headers, method, expectBody };
+  const child = forkTracked(SCRIPT);
+  try {
+    child.send(opts);
+    const timeoutMs = (opts.duration + opts.warmup + 60) * 1000;
+    const message = await waitForMessage(child, (m) => m?.type === 'result' || m?.type === 'error', timeoutMs);
+    if (message.type === 'error') throw new Error(`load generator failed: ${message.message}`);
+    return message.result;
+  } finally {
+    await stopChild(child, 2000);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * One scenario measured against its ceiling: take the real response from the service,
+ * serve those bytes from the raw node:http ceiling, load the ceiling, then the service.
+ */
+import { startCeiling } from './ceiling.mjs';
+import { runLoad } from './load.mjs';
+import { REQUEST_HEADERS, postGraphQL } from './service.mjs';
+
+/**
+ * scenario: { name, query, variables?, target?, headers?, check?(json) }
+ * Optional hook `duringServiceLoad()` starts extra work before the service is loaded and
+ * returns an async stop function (e.g. logins in flight); its result lands in row.extra.
+ */
+export async function measureScenario({ service, scenario, duringServiceLoad, load = {} }) {
+  const body = JSON.stringify({ query: scenario.query, ...(scenario.variables ? { variables: scenario.variables } : {}) });
+  const headers = { ...REQUEST_HEADERS, ...scenario.headers };
+
+  // The first request also warms whatever the service caches; the second must match it.
+  const first = await fetchChecked(service.graphqlUrl, body, scenario);
+  const second = await fetchChecked(service.graphqlUrl, body, scenario);
+  if (!first.bytes.equals(second.bytes)) throw new Error(`${scenario.name}: two identical requests gave different bodies`);
+
+  const ceiling = await startCeiling({ bytes: first.bytes, contentType: first.contentType });
+  let ceilingResult;
+  try {
+    ceilingResult = await runLoad({ url: ceiling.graphqlUrl, body, headers, ...load });
+  } finally {
+    await ceiling.stop();
+  }
+
+  const stopExtra = duringServiceLoad ? await duringServiceLoad() : undefined;
+  let serviceResult;
+  let extra;
+  try {
+    serviceResult = await runLoad({ url: service.graphqlUrl, body, headers, expectBody: first.bytes.toString('utf8'), ...load });
+  } finally {
+    if (stopExtra) extra = await stopExtra();
+  }
+
+  return {
+    scenario: scenario.label ?? scenario.name,
+    service: serviceResult,
+    ceiling: ceilingResult,
+    target: scenario.target,
+    responseBytes: first.bytes.length,
+    notes: notesFor(serviceResult, ceilingResult, first.bytes.length),
+    extra,
+  };
+}
+
+async function fetchChecked(url, body, scenario) {
+  const response = await postGraphQL(url, body);
+  const text = response.bytes.toString('utf8');
+  if (response.status !== 200) throw new Error(`${scenario.name}: HTTP ${response.status}: ${text.slice(0, 500)}`);
+  const json = JSON.parse(text);
+  if (json.errors) throw new Error(`${scenario.name}: errors in the response: ${text.slice(0, 500)}`);
+  scenario.check?.(json);
+  return response;
+}
+
+function notesFor(service, ceiling, bytes) {
+  const problems = [];
+  for (const [who, r] of [['service', service], ['ceiling', ceiling]]) {
+    const bad = r.non2xx + r.errors + r.timeouts;
+    if (bad > 0) problems.push(`${who}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+    if (r.warmup?.mismatches) problems.push(`${who}: ${r.warmup.mismatches} wrong bodies in warm-up`);
+  }
+  return [`${bytes} B`, ...problems].join('; ');
+}

@@ -1,0 +1,89 @@
+/** Starts the built service (`dist/main.js`) as a child process, configured like production. */
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { forkTracked, stopChild } from './children.mjs';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+/** A port nobody listens on right now (the OS picks it). */
+export function freePort(host = '127.0.0.1') {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The environment of a bench run: production, quiet logs, limits that do not interfere. */
+export function serviceEnv({ dbFile, port, env = {} }) {
+  return {
+    PATH: process.env.PATH,
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: `file:${dbFile}`,
+    AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0123456789',
+    LOG_LEVEL: 'warn',
+    SEED_DEMO_DATA: 'never',
+    QUERY_MAX_COMPLEXITY: '5000',
+    RATE_LIMIT_MAX: '1000000000',
+    BCRYPT_COST: '10',
+    ...env,
+  };
+}
+
+/**
+ * Forks `node [nodeArgs] dist/main.js` and resolves once GET /healthz answers 200.
+ * Returns { url, graphqlUrl, port, child, stop() }; stop() sends SIGTERM (the service
+ * drains and exits, which is also when `--cpu-prof` writes its profile).
+ */
+export async function startService({ dbFile, env = {}, nodeArgs = [], readyTimeoutMs = 30_000 } = {}) {
+  if (!dbFile) throw new Error('startService: dbFile is required');
+  const port = await freePort();
+  const child = forkTracked(MAIN, [], {
+    cwd: ROOT,
+    env: serviceEnv({ dbFile, port, env }),
+    execArgv: nodeArgs,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(child, `${url}/healthz`, readyTimeoutMs);
+  return {
+    url,
+    graphqlUrl: `${url}/graphql`,
+    port,
+    child,
+    stop: (graceMs = 15_000) => stopChild(child, graceMs),
+  };
+}
+
+async function waitUntilReady(child, healthUrl, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the service exited (${child.signalCode ?? child.exitCode}) during start-up`);
+    }
+    try {
+      const response = await fetch(healthUrl);
+      await response.arrayBuffer();
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the service did not become ready within ${timeoutMs} ms`);
+}
+
+/** The JSON POST every scenario sends: same headers for the service and the ceiling. */
+export const REQUEST_HEADERS = { 'content-type': 'application/json' };
+
+/** One GraphQL request; returns the exact response bytes and content-type. */
+export async function postGraphQL(graphqlUrl, body) {
+  const response = await fetch(graphqlUrl, { method: 'POST', headers: REQUEST_HEADERS, body });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  return { status: response.status, contentType: response.headers.get('content-type'), bytes };
+}

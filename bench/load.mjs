@@ -1,0 +1,52 @@
+/**
+ * The load generator, in its own process so it never shares an event loop with the
+ * server under test. Configured over IPC:
+ *   parent → { url, method, headers, body, connections, pipelining, duration, warmup, expectBody }
+ *   child  → { type: 'result', result } | { type: 'error', message }
+ * A short warm-up run (checking every body against `expectBody`, when given) precedes
+ * the measured run, which does no checking so it costs the generator nothing extra.
+ */
+import autocannon from 'autocannon';
+
+function summarise(r) {
+  return {
+    rps: r.requests.average,
+    total: r.requests.total,
+    p50: r.latency.p50,
+    p90: r.latency.p90,
+    p99: r.latency.p99,
+    mean: r.latency.average,
+    max: r.latency.max,
+    bytesPerSec: r.throughput.average,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    mismatches: r.mismatches ?? 0,
+    duration: r.duration,
+  };
+}
+
+// The parent ends this process (SIGTERM) once it has the answer, or by disconnecting.
+process.once('disconnect', () => process.exit(0));
+
+process.once('message', async (opts) => {
+  try {
+    const base = {
+      url: opts.url,
+      method: opts.method ?? 'POST',
+      headers: opts.headers,
+      body: opts.body,
+      connections: opts.connections ?? 50,
+      pipelining: opts.pipelining ?? 1,
+    };
+    let warmup = null;
+    if (opts.warmup > 0) {
+      const expect = opts.expectBody === undefined ? {} : { expectBody: opts.expectBody };
+      warmup = summarise(await autocannon({ ...base, ...expect, duration: opts.warmup }));
+    }
+    const result = summarise(await autocannon({ ...base, duration: opts.duration ?? 10 }));
+    process.send({ type: 'result', result: { ...result, warmup } });
+  } catch (error) {
+    process.send({ type: 'error', message: String(error?.stack ?? error) });
+  }
+});

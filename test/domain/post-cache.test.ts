@@ -1,0 +1,109 @@
+import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { ANONYMOUS } from '../../src/domain/caller.js';
+import { PostCache } from '../../src/domain/post-cache.js';
+import { loadPostWithLikes } from '../../src/domain/posts.js';
+import type { KeyValueStore } from '../../src/store/kv.js';
+import { createEnv, makeCast, makePost, type TestEnv } from './helpers.js';
+
+let env: TestEnv;
+let cast: Awaited<ReturnType<typeof makeCast>>;
+
+beforeEach(async () => {
+  env = await createEnv();
+  cast = await makeCast(env);
+});
+afterEach(async () => {
+  await env.close();
+});
+
+/** Database statements a call costs. */
+async function queries<T>(run: () => Promise<T>): Promise<[T, number]> {
+  const before = env.db.queryCount;
+  const value = await run();
+  return [value, env.db.queryCount - before];
+}
+
+const read = (id: string) => env.services.posts.byIdWithLikes(cast.as.admin, id);
+
+describe('post cache', () => {
+  it('serves a repeated read, with its like count, without a query', async () => {
+    const post = await makePost(env, cast.editor);
+    await env.services.reactions.add(cast.as.alice, post.id, 'like');
+    const [first, cold] = await queries(() => read(post.id));
+    const [second, warm] = await queries(() => read(post.id));
+    expect(cold).toBe(1);
+    expect(warm).toBe(0);
+    expect(second).toEqual(first);
+    expect(second?.likes).toBe(1);
+  });
+
+  it('applies visibility after the cache: a cached draft stays hidden from others', async () => {
+    const draft = await makePost(env, cast.editor, { published: false });
+    expect(await read(draft.id)).not.toBeNull();
+    expect(await env.services.posts.byId(ANONYMOUS, draft.id)).toBeNull();
+    expect(await env.services.posts.byId(cast.as.alice, draft.id)).toBeNull();
+  });
+
+  it('is never stale after updatePost, publishPost, addReaction, deletePost', async () => {
+    const post = await makePost(env, cast.editor, { published: false });
+    await read(post.id);
+
+    await env.services.posts.update(cast.as.editor, post.id, { title: 'Changed' });
+    expect((await read(post.id))?.post.title).toBe('Changed');
+
+    await env.services.posts.publish(cast.as.editor, post.id);
+    expect((await read(post.id))?.post.published).toBe(true);
+    expect(await env.services.posts.byId(ANONYMOUS, post.id)).not.toBeNull();
+
+    await env.services.reactions.add(cast.as.alice, post.id, 'like');
+    expect((await read(post.id))?.likes).toBe(1);
+    await env.services.reactions.add(cast.as.bob, post.id, 'love');
+    expect((await read(post.id))?.likes).toBe(1);
+
+    await env.services.posts.delete(cast.as.admin, post.id);
+    expect(await read(post.id)).toBeNull();
+  });
+
+  it('a read that began before a write cannot leave a stale entry', async () => {
+    const post = await makePost(env, cast.editor);
+    const cache = env.services.postCache;
+    // The reader sees the version before the write...
+    const [, versionBefore] = await env.kv.getMany([`post:${post.id}`, `post-version:${post.id}`]);
+    const staleRow = await loadPostWithLikes(env.db, post.id);
+    // ...the write commits and invalidates...
+    await env.services.posts.update(cast.as.editor, post.id, { title: 'After' });
+    // ...then the slow reader stores what it read under the version it saw.
+    const stalePostCache = new PostCache(env.kv, async () => staleRow);
+    await stalePostCache.readThrough(post.id, versionBefore ?? '0');
+    // The entry is there, but under an old version, so no one accepts it.
+    expect(await env.kv.get(`post:${post.id}`)).toContain('"title":"' + post.title + '"');
+    expect((await cache.get(post.id))?.post.title).toBe('After');
+    // And the fresh read replaced it: served from the cache now.
+    const [again, n] = await queries(() => cache.get(post.id));
+    expect(again?.post.title).toBe('After');
+    expect(n).toBe(0);
+  });
+
+  it('is bypassed, not fatal, when the store fails', async () => {
+    const post = await makePost(env, cast.editor);
+    const broken: KeyValueStore = {
+      get: () => Promise.reject(new Error('down')),
+      getMany: () => Promise.reject(new Error('down')),
+      set: () => Promise.reject(new Error('down')),
+      delete: () => Promise.reject(new Error('down')),
+      incr: () => Promise.reject(new Error('down')),
+      close: () => Promise.resolve(),
+    };
+    const errors: unknown[] = [];
+    const cache = new PostCache(broken, (id) => loadPostWithLikes(env.db, id), (err) => errors.push(err));
+    expect((await cache.get(post.id))?.post.id).toBe(post.id);
+    await cache.invalidate([post.id]);
+    expect(errors.length).toBeGreaterThan(0);
+  });
+
+  it('ignores a corrupt entry', async () => {
+    const post = await makePost(env, cast.editor);
+    await env.kv.set(`post:${post.id}`, '{not json', 300_000);
+    expect((await read(post.id))?.post.id).toBe(post.id);
+  });
+});

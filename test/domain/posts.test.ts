@@ -1,0 +1,223 @@
+import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { ANONYMOUS } from '../../src/domain/caller.js';
+import type { Post } from '../../src/domain/types.js';
+import { channels } from '../../src/realtime/pubsub.js';
+import { code, createEnv, flush, makeCast, makePost, record, type TestEnv } from './helpers.js';
+
+let env: TestEnv;
+let cast: Awaited<ReturnType<typeof makeCast>>;
+
+beforeEach(async () => {
+  env = await createEnv();
+  cast = await makeCast(env);
+});
+afterEach(async () => {
+  await env.close();
+});
+
+describe('visibility of unpublished posts', () => {
+  it('only the author, editors and admins see a draft', async () => {
+    const draft = await makePost(env, cast.alice, { published: false });
+    const pub = await makePost(env, cast.alice);
+    const expectations = [
+      ['anonymous', false],
+      ['bob', false],
+      ['alice', true],
+      ['editor', true],
+      ['admin', true],
+    ] as const;
+    for (const [who, sees] of expectations) {
+      const caller = cast.as[who];
+      expect((await env.services.posts.byId(caller, draft.id))?.id, who).toBe(sees ? draft.id : undefined);
+      const listed = (await env.services.posts.list(caller, { limit: 100, offset: 0 })).map((p) => p.id);
+      expect(listed, who).toEqual(sees ? [pub.id, draft.id] : [pub.id]);
+      const byAuthor = (await env.services.posts.byAuthors(caller, [cast.alice.id], { limit: 10, offset: 0 }))[0];
+      expect(byAuthor?.map((p) => p.id), who).toEqual(sees ? [pub.id, draft.id] : [pub.id]);
+    }
+    expect(await env.services.posts.byId(ANONYMOUS, 'missing')).toBeNull();
+  });
+});
+
+describe('batched reads', () => {
+  it('byAuthors pages each author separately in one query', async () => {
+    const a: Post[] = [];
+    const b: Post[] = [];
+    for (let i = 0; i < 5; i++) a.push(await makePost(env, cast.alice, { title: `a${i}` }));
+    for (let i = 0; i < 2; i++) b.push(await makePost(env, cast.bob, { title: `b${i}` }));
+    await makePost(env, cast.bob, { published: false });
+    const ids = [cast.alice.id, cast.bob.id, cast.editor.id, cast.alice.id];
+    const before = env.db.queryCount;
+    const pages = await env.services.posts.byAuthors(ANONYMOUS, ids, { limit: 2, offset: 1 });
+    expect(env.db.queryCount - before).toBe(1);
+    const titles = pages.map((posts) => posts.map((p) => p.title));
+    expect(titles).toEqual([['a3', 'a2'], ['b0'], [], ['a3', 'a2']]);
+    const first = await env.services.posts.byAuthors(ANONYMOUS, [cast.alice.id], { limit: 3, offset: 0 });
+    expect(first[0]?.map((p) => p.title)).toEqual(['a4', 'a3', 'a2']);
+    await expect(env.services.posts.byAuthors(ANONYMOUS, ids, { limit: 0, offset: 0 })).rejects.toMatchObject({
+      argument: 'limit',
+    });
+  });
+
+  it('byIds and likesByPostIds answer in input order with one query each', async () => {
+    const p1 = await makePost(env, cast.alice);
+    const p2 = await makePost(env, cast.bob);
+    await env.services.reactions.add(cast.as.bob, p1.id, 'like');
+    await env.services.reactions.add(cast.as.alice, p1.id, 'like');
+    await env.services.reactions.add(cast.as.alice, p1.id, 'love');
+    let before = env.db.queryCount;
+    expect((await env.services.posts.byIds([p2.id, 'x', p1.id])).map((p) => p?.id)).toEqual([p2.id, undefined, p1.id]);
+    expect(env.db.queryCount - before).toBe(1);
+    before = env.db.queryCount;
+    expect(await env.services.posts.likesByPostIds([p2.id, p1.id, 'x'])).toEqual([0, 2, 0]);
+    expect(env.db.queryCount - before).toBe(1);
+  });
+
+  it('stores tags and strings verbatim', async () => {
+    const post = await env.services.posts.create(cast.as.editor, {
+      title: '<b>Bold</b> 😀',
+      content: '& more',
+      authorId: cast.editor.id,
+      tags: ['a', 'b'],
+    });
+    expect(await env.services.posts.byId(cast.as.editor, post.id)).toMatchObject({
+      title: '<b>Bold</b> 😀',
+      content: '& more',
+      tags: ['a', 'b'],
+      published: false,
+    });
+  });
+});
+
+describe('createPost', () => {
+  const input = (authorId: string) => ({ title: 'T', authorId });
+
+  it.each([
+    ['anonymous', 'alice', 'UNAUTHENTICATED'],
+    ['alice', 'alice', 'FORBIDDEN'],
+    ['editor', 'editor2', 'FORBIDDEN'],
+  ] as const)('%s as author %s → %s', async (who, author, expected) => {
+    await expect(env.services.posts.create(cast.as[who], input(cast[author].id))).rejects.toMatchObject(code(expected));
+  });
+
+  it('an editor writes as themself, an admin for anyone; a missing author is NOT_FOUND', async () => {
+    expect(await env.services.posts.create(cast.as.editor, input(cast.editor.id))).toMatchObject({ authorId: cast.editor.id });
+    expect(await env.services.posts.create(cast.as.admin, input(cast.alice.id))).toMatchObject({ authorId: cast.alice.id });
+    await expect(env.services.posts.create(cast.as.admin, input('missing'))).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: 'User not found',
+    });
+    await expect(env.services.posts.create(cast.as.editor, { ...input(cast.editor.id), title: '' })).rejects.toMatchObject({
+      argument: 'title',
+    });
+  });
+
+  it('publishes postPublished only when created published', async () => {
+    const post = await env.services.posts.create(cast.as.editor, { ...input(cast.editor.id), published: false });
+    const sub = record<Post>(env.pubsub, channels.postPublished(post.id));
+    await env.services.posts.publish(cast.as.editor, post.id);
+    await flush();
+    expect(sub.events.map((p) => [p.id, p.published])).toEqual([[post.id, true]]);
+    await sub.stop();
+    // A published creation: subscribe to everything the pub/sub sees through a spy.
+    const seen: string[] = [];
+    const original = env.pubsub.publish.bind(env.pubsub);
+    env.pubsub.publish = async (channel, payload) => {
+      seen.push(channel);
+      return original(channel, payload);
+    };
+    const live = await env.services.posts.create(cast.as.editor, { ...input(cast.editor.id), published: true });
+    await env.services.posts.create(cast.as.editor, input(cast.editor.id));
+    expect(seen).toEqual([channels.postPublished(live.id)]);
+  });
+});
+
+describe('updatePost and publishPost', () => {
+  let post: Post;
+  beforeEach(async () => {
+    post = await makePost(env, cast.editor, { published: false });
+  });
+
+  it.each([
+    ['anonymous', 'UNAUTHENTICATED'],
+    ['alice', 'FORBIDDEN'],
+    ['editor2', 'FORBIDDEN'],
+  ] as const)('%s → %s', async (who, expected) => {
+    await expect(env.services.posts.update(cast.as[who], post.id, { title: 'X' })).rejects.toMatchObject(code(expected));
+    await expect(env.services.posts.publish(cast.as[who], post.id)).rejects.toMatchObject(code(expected));
+  });
+
+  it('NOT_FOUND for a missing post', async () => {
+    const notFound = { code: 'NOT_FOUND', message: 'Post not found' };
+    await expect(env.services.posts.update(cast.as.editor, 'missing', { title: 'X' })).rejects.toMatchObject(notFound);
+    await expect(env.services.posts.publish(cast.as.editor, 'missing')).rejects.toMatchObject(notFound);
+  });
+
+  it('the owner and an admin update; null clears content and tags but not title', async () => {
+    const updated = await env.services.posts.update(cast.as.editor, post.id, { title: 'New', content: 'c', tags: ['x'] });
+    expect(updated).toMatchObject({ title: 'New', content: 'c', tags: ['x'] });
+    const cleared = await env.services.posts.update(cast.as.admin, post.id, { content: null, tags: null });
+    expect(cleared).toMatchObject({ title: 'New', content: null, tags: null });
+    await expect(env.services.posts.update(cast.as.editor, post.id, { title: null })).rejects.toMatchObject({
+      argument: 'title',
+    });
+    await expect(
+      env.services.posts.update(cast.as.editor, post.id, { tags: Array.from({ length: 11 }, () => 't') }),
+    ).rejects.toMatchObject({ argument: 'tags' });
+  });
+
+  it('publishing twice emits one event and returns the post both times', async () => {
+    const sub = record<Post>(env.pubsub, channels.postPublished(post.id));
+    const other = record<Post>(env.pubsub, channels.postPublished('another'));
+    expect(await env.services.posts.publish(cast.as.admin, post.id)).toMatchObject({ published: true });
+    expect(await env.services.posts.publish(cast.as.editor, post.id)).toMatchObject({ published: true });
+    await flush();
+    expect(sub.events).toHaveLength(1);
+    expect(other.events).toHaveLength(0);
+    await sub.stop();
+    await other.stop();
+    expect(env.pubsub.listenerCount()).toBe(0);
+  });
+});
+
+describe('deletePost', () => {
+  it.each([
+    ['anonymous', 'UNAUTHENTICATED'],
+    ['alice', 'FORBIDDEN'],
+    ['editor', 'FORBIDDEN'],
+  ] as const)('%s → %s (even on their own post)', async (who, expected) => {
+    const post = await makePost(env, cast.editor);
+    await expect(env.services.posts.delete(cast.as[who], post.id)).rejects.toMatchObject(code(expected));
+  });
+
+  it('an admin deletes the post with its reactions; then NOT_FOUND', async () => {
+    const post = await makePost(env, cast.editor);
+    await env.services.reactions.add(cast.as.alice, post.id, 'like');
+    expect(await env.services.posts.delete(cast.as.admin, post.id)).toBe(true);
+    expect(await env.db.kysely.selectFrom('reactions').select('id').execute()).toEqual([]);
+    await expect(env.services.posts.delete(cast.as.admin, post.id)).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: 'Post not found',
+    });
+  });
+});
+
+describe('books', () => {
+  it.each([
+    ['anonymous', 'UNAUTHENTICATED'],
+    ['alice', 'FORBIDDEN'],
+  ] as const)('addBook as %s → %s', async (who, expected) => {
+    await expect(env.services.books.add(cast.as[who], { title: 'T', author: 'A' })).rejects.toMatchObject(code(expected));
+  });
+
+  it('editors and admins add; list is newest first; byIds in order', async () => {
+    const b1 = await env.services.books.add(cast.as.editor, { title: 'One', author: 'A', year: -500 });
+    await new Promise((r) => setTimeout(r, 2));
+    const b2 = await env.services.books.add(cast.as.admin, { title: 'Two', author: 'B' });
+    expect(b2.year).toBeNull();
+    expect((await env.services.books.list({ limit: 10, offset: 0 })).map((b) => b.id)).toEqual([b2.id, b1.id]);
+    expect((await env.services.books.byIds(['x', b1.id])).map((b) => b?.title)).toEqual([undefined, 'One']);
+    await expect(env.services.books.add(cast.as.editor, { title: 'T', author: 'A', year: 3001 })).rejects.toMatchObject({
+      argument: 'year',
+    });
+  });
+});
