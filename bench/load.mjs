@@ -2,7 +2,7 @@
  * The load generator, in its own process so it never shares an event loop with the
  * server under test. Configured over IPC:
  *   parent → { url, method, headers, body, connections, pipelining, duration, warmup, expectBody }
- *   child  → { type: 'result', result } | { type: 'error', message }
+ *   child  → { type: 'measuring' } then { type: 'result', result } | { type: 'error', message }
  * A short warm-up run (checking every body against `expectBody`, when given) precedes
  * the measured run, which does no checking so it costs the generator nothing extra.
  */
@@ -44,8 +44,13 @@ process.once('message', async (opts) => {
       const expect = opts.expectBody === undefined ? {} : { expectBody: opts.expectBody };
       warmup = summarise(await autocannon({ ...base, ...expect, duration: opts.warmup }));
     }
+    process.send({ type: 'measuring' });
+    const started = process.cpuUsage();
     const result = summarise(await autocannon({ ...base, duration: opts.duration ?? 10 }));
-    process.send({ type: 'result', result: { ...result, warmup } });
+    const used = process.cpuUsage(started);
+    // The generator's own CPU share: near 100 % means it, not the server, set the pace.
+    const generatorCpu = (used.user + used.system) / 1000 / (result.duration * 1000);
+    process.send({ type: 'result', result: { ...result, generatorCpu, warmup } });
   } catch (error) {
     process.send({ type: 'error', message: String(error?.stack ?? error) });
   }

@@ -1,6 +1,7 @@
 /** Runs autocannon (bench/load.mjs) in its own process against one URL. */
 import { fileURLToPath } from 'node:url';
 import { forkTracked, stopChild, waitForMessage } from './children.mjs';
+import { cpuMsOf } from './cpu.mjs';
 import { REQUEST_HEADERS } from './service.mjs';
 
 const SCRIPT = fileURLToPath(new URL('../load.mjs', import.meta.url));
@@ -14,18 +15,31 @@ export const LOAD_DEFAULTS = {
 };
 
 /**
- * Resolves with { rps, p50, p90, p99, mean, max, non2xx, errors, timeouts, mismatches, warmup }.
+ * Resolves with { rps, p50, p90, p99, mean, max, non2xx, errors, timeouts, mismatches,
+ * generatorCpu, serverCpu?, serverCpuUsPerReq?, warmup }.
  * `expectBody` (a string) is checked on every warm-up response (counted in warmup.mismatches).
+ * `serverPid`: the server's CPU over the measured run is reported (share of one core, and µs per request).
  */
-export async function runLoad({ url, body, headers = REQUEST_HEADERS, method = 'POST', expectBody, ...rest }) {
+export async function runLoad({ url, body, headers = REQUEST_HEADERS, method = 'POST', expectBody, serverPid, ...rest }) {
   const opts = { ...LOAD_DEFAULTS, ...rest, url, body, headers, method, expectBody };
   const child = forkTracked(SCRIPT);
   try {
+    let cpuAtStart;
+    child.on('message', (m) => {
+      if (m?.type === 'measuring' && serverPid) cpuAtStart = cpuMsOf(serverPid);
+    });
     child.send(opts);
     const timeoutMs = (opts.duration + opts.warmup + 60) * 1000;
     const message = await waitForMessage(child, (m) => m?.type === 'result' || m?.type === 'error', timeoutMs);
     if (message.type === 'error') throw new Error(`load generator failed: ${message.message}`);
-    return message.result;
+    const result = message.result;
+    const cpuAtEnd = serverPid ? cpuMsOf(serverPid) : undefined;
+    if (cpuAtStart !== undefined && cpuAtEnd !== undefined) {
+      const cpuMs = cpuAtEnd - cpuAtStart;
+      result.serverCpu = cpuMs / (result.duration * 1000);
+      result.serverCpuUsPerReq = result.total > 0 ? (cpuMs * 1000) / result.total : undefined;
+    }
+    return result;
   } finally {
     await stopChild(child, 2000);
   }

@@ -23,7 +23,7 @@ export async function measureScenario({ service, scenario, duringServiceLoad, lo
   const ceiling = await startCeiling({ bytes: first.bytes, contentType: first.contentType });
   let ceilingResult;
   try {
-    ceilingResult = await runLoad({ url: ceiling.graphqlUrl, body, headers, ...load });
+    ceilingResult = await runLoad({ url: ceiling.graphqlUrl, body, headers, serverPid: ceiling.child.pid, ...load });
   } finally {
     await ceiling.stop();
   }
@@ -32,7 +32,14 @@ export async function measureScenario({ service, scenario, duringServiceLoad, lo
   let serviceResult;
   let extra;
   try {
-    serviceResult = await runLoad({ url: service.graphqlUrl, body, headers, expectBody: first.bytes.toString('utf8'), ...load });
+    serviceResult = await runLoad({
+      url: service.graphqlUrl,
+      body,
+      headers,
+      expectBody: first.bytes.toString('utf8'),
+      serverPid: service.child.pid,
+      ...load,
+    });
   } finally {
     if (stopExtra) extra = await stopExtra();
   }
@@ -58,8 +65,12 @@ async function fetchChecked(url, body, scenario) {
   return response;
 }
 
-function notesFor(service, ceiling, bytes) {
-  const problems = [];
+const pct = (x) => `${Math.round(x * 100)}%`;
+/** Response size, CPU per request (server share of a core, generator share), and any problems. */
+export function notesFor(service, ceiling, bytes) {
+  const cpu = (r) =>
+    r.serverCpuUsPerReq === undefined ? `gen ${pct(r.generatorCpu)}` : `${Math.round(r.serverCpuUsPerReq)} µs/req, ${pct(r.serverCpu)} CPU, gen ${pct(r.generatorCpu)}`;
+  const problems = [`service ${cpu(service)}`, `ceiling ${cpu(ceiling)}`];
   for (const [who, r] of [['service', service], ['ceiling', ceiling]]) {
     const bad = r.non2xx + r.errors + r.timeouts;
     if (bad > 0) problems.push(`${who}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);

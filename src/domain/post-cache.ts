@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { KeyValueStore } from '../store/kv.js';
 import type { Post } from './types.js';
 
@@ -16,9 +17,10 @@ interface Entry extends PostWithLikes {
 }
 
 const ENTRY_TTL_MS = 300_000;
-// Longer than an entry lives: while an entry written under an old version can still
-// exist, the version key must too, or it would fall back to '0' and match it again.
+// Versions are random, never reused: when a version key expires or is evicted (an LRU,
+// Redis under maxmemory), the next reader claims a fresh one that no old entry carries.
 const VERSION_TTL_MS = 600_000;
+const newVersion = () => randomBytes(9).toString('base64url');
 
 const entryKey = (id: string) => `post:${id}`;
 const versionKey = (id: string) => `post-version:${id}`;
@@ -27,10 +29,12 @@ const versionKey = (id: string) => `post-version:${id}`;
  * The `post(id)` cache: up to 300 s old, never stale after a write.
  *
  * Versioning makes it race-free: a reader records the version BEFORE it reads the
- * database and stores the entry under that version; a writer bumps the version AFTER
- * its transaction commits. A reader that raced a write therefore stores its (possibly
- * old) row under the old version, which no later read accepts. Deleting the entry on
- * invalidation merely frees the space early.
+ * database and stores the entry under that version; a writer replaces the version with
+ * a new random one AFTER its transaction commits. A reader that raced a write therefore
+ * stores its (possibly old) row under the old version, which no later read accepts.
+ * A reader that finds no version claims one with set-if-absent before reading; if a
+ * writer got there first it reads without caching. Deleting the entry on invalidation
+ * merely frees the space early.
  *
  * When the store fails (Redis down) the cache is bypassed: reads go to the database and
  * writes still succeed; SPEC section 1 wants degradation, not failure.
@@ -52,10 +56,22 @@ export class PostCache {
       return this.load(id);
     }
     const [raw, version] = found;
-    const current = version ?? '0';
+    if (version === undefined) return this.claimAndRead(id);
     const entry = raw === undefined ? undefined : parseEntry(raw);
-    if (entry && entry.v === current) return { post: entry.post, likes: entry.likes };
-    return this.readThrough(id, current);
+    if (entry && entry.v === version) return { post: entry.post, likes: entry.likes };
+    return this.readThrough(id, version);
+  }
+
+  private async claimAndRead(id: string): Promise<PostWithLikes | null> {
+    const version = newVersion();
+    let claimed: boolean;
+    try {
+      claimed = await this.kv.setIfAbsent(versionKey(id), version, VERSION_TTL_MS);
+    } catch (err) {
+      this.onError(err);
+      claimed = false;
+    }
+    return claimed ? this.readThrough(id, version) : this.load(id);
   }
 
   /**
@@ -83,7 +99,7 @@ export class PostCache {
     await Promise.all(
       unique.map(async (id) => {
         try {
-          await this.kv.incr(versionKey(id), VERSION_TTL_MS);
+          await this.kv.set(versionKey(id), newVersion(), VERSION_TTL_MS);
           await this.kv.delete(entryKey(id));
         } catch (err) {
           // The write has committed; failing the request now would report a success as

@@ -8,6 +8,8 @@ export interface KeyValueStore {
   /** Several keys in one round trip; missing keys are undefined. */
   getMany(keys: readonly string[]): Promise<(string | undefined)[]>;
   set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Sets the key only when it does not exist (Redis `SET NX`); true when it was set. */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
   delete(key: string): Promise<void>;
   /** Atomically adds one and returns the new value; the key expires ttlMs after the last increment. */
   incr(key: string, ttlMs: number): Promise<number>;

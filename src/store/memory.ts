@@ -21,6 +21,12 @@ export class MemoryStore implements KeyValueStore {
     this.entries.set(key, value, { ttl: ttlMs });
   }
 
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    if (this.entries.has(key)) return false;
+    this.entries.set(key, value, { ttl: ttlMs });
+    return true;
+  }
+
   async delete(key: string): Promise<void> {
     this.entries.delete(key);
   }

@@ -84,6 +84,21 @@ describe('post cache', () => {
     expect(n).toBe(0);
   });
 
+  it('a lost version key (expired or evicted) never revives a stale entry', async () => {
+    const post = await makePost(env, cast.editor);
+    const cache = env.services.postCache;
+    await cache.get(post.id); // claims a version and caches the row
+    const [, versionBefore] = await env.kv.getMany([`post:${post.id}`, `post-version:${post.id}`]);
+    expect(versionBefore).toBeDefined();
+    const staleRow = await loadPostWithLikes(env.db, post.id);
+    await env.services.posts.update(cast.as.editor, post.id, { title: 'Newer' });
+    await new PostCache(env.kv, async () => staleRow).readThrough(post.id, versionBefore!);
+    // The store drops the version key (LRU eviction, Redis maxmemory, TTL).
+    await env.kv.delete(`post-version:${post.id}`);
+    expect((await cache.get(post.id))?.post.title).toBe('Newer');
+    expect((await cache.get(post.id))?.post.title).toBe('Newer');
+  });
+
   it('is bypassed, not fatal, when the store fails', async () => {
     const post = await makePost(env, cast.editor);
     const broken: KeyValueStore = {
@@ -92,6 +107,7 @@ describe('post cache', () => {
       set: () => Promise.reject(new Error('down')),
       delete: () => Promise.reject(new Error('down')),
       incr: () => Promise.reject(new Error('down')),
+      setIfAbsent: () => Promise.reject(new Error('down')),
       close: () => Promise.resolve(),
     };
     const errors: unknown[] = [];

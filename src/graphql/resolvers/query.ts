@@ -1,4 +1,4 @@
-import { page } from '../../domain/validate.js';
+import { checkId, page } from '../../domain/validate.js';
 import type { QueryResolvers } from '../generated/resolvers.js';
 
 // Thin: read arguments, call a service, let loaders batch. Rules live in the services.
@@ -6,7 +6,7 @@ export const Query: QueryResolvers = {
   users: (_root, args, ctx) =>
     ctx.services.users.list(ctx.caller, { role: args.role ?? null, ...page(args.limit, args.offset) }),
 
-  user: async (_root, args, ctx) => (await ctx.loaders.user.load(args.id)) ?? null,
+  user: async (_root, args, ctx) => (await ctx.loaders.user.load(checkId('id', args.id))) ?? null,
 
   posts: (_root, args, ctx) => ctx.services.posts.list(ctx.caller, page(args.limit, args.offset)),
 
@@ -20,7 +20,7 @@ export const Query: QueryResolvers = {
 
   books: (_root, args, ctx) => ctx.services.books.list(page(args.limit, args.offset)),
 
-  book: async (_root, args, ctx) => (await ctx.loaders.book.load(args.id)) ?? null,
+  book: async (_root, args, ctx) => (await ctx.loaders.book.load(checkId('id', args.id))) ?? null,
 
   me: async (_root, _args, ctx) => (ctx.caller.kind === 'user' ? ((await ctx.loaders.user.load(ctx.caller.id)) ?? null) : null),
 };
