@@ -1,7 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
+
+/** Over-the-wire and database tests: run once per backend. */
+const perBackend = [
+  'test/http/**/*.test.ts',
+  'test/auth/**/*.test.ts',
+  'test/realtime/**/*.test.ts',
+  'test/domain/**/*.test.ts',
+];
+/** Several instances on one PostgreSQL and one Redis: the postgres project only. */
+const scale = ['test/scale/**/*.test.ts'];
+
+const sqlite: TestProjectInlineConfiguration = {
+  extends: true,
+  test: {
+    name: 'sqlite',
+    include: ['test/**/*.test.ts'],
+    exclude: scale,
+    env: { INKWELL_TEST_BACKEND: 'sqlite' },
+    setupFiles: ['test/setup-backend.ts'],
+  },
+};
+
+const postgres: TestProjectInlineConfiguration = {
+  extends: true,
+  test: {
+    name: 'postgres',
+    include: [...perBackend, ...scale],
+    env: { INKWELL_TEST_BACKEND: 'postgres' },
+    // Starts one PostgreSQL cluster and one redis-server for the project's files.
+    globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup-backend.ts'],
+  },
+};
+
+/**
+ * The postgres project needs Debian's `postgresql` and `redis-server` (.ci/run installs
+ * them). On a machine without them it is left out with a warning, unless the run must
+ * cover both databases (CI, or INKWELL_TEST_REQUIRE_BACKENDS=1): then it fails loudly.
+ */
+function serversInstalled(): boolean {
+  const base = '/usr/lib/postgresql';
+  const postgresOk = existsSync(base) && readdirSync(base).some((v) => existsSync(`${base}/${v}/bin/initdb`));
+  const redisOk = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+  return postgresOk && redisOk;
+}
+const required = Boolean(process.env.CI) || process.env.INKWELL_TEST_REQUIRE_BACKENDS === '1';
+const withPostgres = required || serversInstalled();
+if (!withPostgres) {
+  console.warn('\n[inkwell] PostgreSQL or redis-server is not installed: running the SQLite project only.\n');
+}
 
 export default defineConfig({
   resolve: {
@@ -11,8 +63,8 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
-    include: ['test/**/*.test.ts'],
-    // Each test file runs in its own process with its own SQLite file and servers.
+    projects: withPostgres ? [sqlite, postgres] : [sqlite],
+    // Each test file runs in its own process with its own database and servers.
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

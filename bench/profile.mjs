@@ -12,6 +12,7 @@ import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installCleanup } from './lib/children.mjs';
+import { waitForQuiet } from './lib/cpu.mjs';
 import { formatSummary, loadProfile, summarise } from './lib/cpuprofile.mjs';
 import { runLoad } from './lib/load.mjs';
 import { coreScenarios } from './lib/scenarios.mjs';
@@ -37,8 +38,9 @@ async function main() {
       try {
         const body = JSON.stringify({ query: scenario.query });
         await postGraphQL(service.graphqlUrl, body);
+        await waitForQuiet({ log: (m) => console.error(`[profile] ${m}`) });
         console.error(`[profile] ${scenario.name}: loading the profiled service`);
-        result = await runLoad({ url: service.graphqlUrl, body });
+        result = await runLoad({ url: service.graphqlUrl, body, serverPid: service.child.pid });
       } finally {
         await service.stop();
       }
@@ -46,7 +48,9 @@ async function main() {
       if (!file) throw new Error(`${scenario.name}: no .cpuprofile written in ${profDir}`);
       const text = [
         `# ${scenario.label} — profiled service (numbers are lower than unprofiled)`,
-        `${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms (warm-up included in the profile)`,
+        `${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; ` +
+          `service ${Math.round(result.serverCpuUsPerReq ?? NaN)} µs CPU/req; other load on the machine ${Math.round((result.otherCpu ?? NaN) * 100)}% of a core ` +
+          '(warm-up included in the profile)',
         '',
         formatSummary(summarise(loadProfile(join(profDir, file))), { top }),
       ].join('\n');

@@ -1,14 +1,19 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { createBackends, type Backends } from './backends.js';
 import type { Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { seedDemoData } from './db/seed.js';
-import { ANONYMOUS } from './domain/caller.js';
+import { setupAuth } from './auth/index.js';
+import { ipKey } from './auth/rate-limit.js';
+import type { AuthService } from './auth/service.js';
 import { createServices, type Services } from './domain/services.js';
 import { graphqlHttpPlugin } from './graphql/http.js';
 import { PersistedQueries, loadManifest } from './graphql/persisted.js';
 import { OperationPipeline } from './graphql/pipeline.js';
+import { ResponseCache } from './graphql/response-cache.js';
+import { createSubscriptionResolvers } from './graphql/resolvers/subscription.js';
 import { buildSchema } from './graphql/schema.js';
+import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws.js';
 import { healthRoutes } from './health.js';
 
 export interface Inkwell {
@@ -17,6 +22,10 @@ export interface Inkwell {
   backends: Backends;
   services: Services;
   pipeline: OperationPipeline;
+  /** GraphQL over WebSocket at /graphql (subscriptions). */
+  realtime: GraphqlWsServer;
+  /** The account area: sessions, tokens, callers (src/auth). */
+  auth: AuthService;
   /** Stops accepting work, lets in-flight requests finish, then closes the backends. */
   close(): Promise<void>;
 }
@@ -34,14 +43,16 @@ const redact = [
 /** Builds the whole service from configuration: backends, schema, pipeline, routes. */
 export async function buildInkwell(config: Config): Promise<Inkwell> {
   const backends = createBackends(config);
-  await migrateToLatest(backends.db);
+  await backends.ready();
+  const migrated = await migrateToLatest(backends.db);
   if (config.seedDemoData) await seedDemoData(backends.db, { bcryptCost: config.bcryptCost });
 
   const services = createServices(backends);
-  const schema = buildSchema();
+  const schema = buildSchema({ Subscription: createSubscriptionResolvers(backends.pubsub) });
   const pipeline = new OperationPipeline(schema, { limits: config.limits, introspection: !config.isProduction });
   const manifest = config.persistedQueriesManifest ? loadManifest(config.persistedQueriesManifest) : undefined;
-  const persisted = new PersistedQueries(backends.kv, config.persistedQueries, manifest);
+  // The fallback store: while Redis is down, hashes register per instance (clients resend the text).
+  const persisted = new PersistedQueries(backends.counters, config.persistedQueries, manifest);
 
   const app = Fastify({
     logger: { level: config.logLevel, redact },
@@ -51,14 +62,36 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     forceCloseConnections: 'idle',
   });
 
+  if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
   await app.register(healthRoutes, backends);
+  const auth = await setupAuth(app, { config, backends, services });
   await app.register(graphqlHttpPlugin, {
     pipeline,
     services,
     persisted,
+    responseCache: config.responseCacheBytes > 0 ? new ResponseCache(backends.dataVersion, config.responseCacheBytes) : undefined,
     isProduction: config.isProduction,
-    authenticate: async () => ANONYMOUS,
+    authenticate: auth.authenticate,
+    preHandler: auth.graphqlPreHandler,
   });
+  const realtime = attachGraphqlWs(app.server, {
+    pipeline,
+    services,
+    persisted,
+    isProduction: config.isProduction,
+    log: app.log,
+    publicUrl: config.publicUrl,
+    trustProxy: config.trustProxy,
+    authenticateToken: async (token) => (await auth.auth.callers.fromToken(token)).caller,
+    // Queries and mutations over the socket count on the /graphql limiter's own key and counters.
+    limitOperation: async ({ caller, ip }) => {
+      const client = caller.kind === 'user' ? `user:${caller.id}` : ipKey({ ip } as FastifyRequest);
+      const { count } = await auth.auth.counters.hit(`graphql:${client}`, config.rateLimit.windowMs);
+      return count <= config.rateLimit.max;
+    },
+  });
+  // Open sockets would keep the HTTP server from closing: they go first, with 1001.
+  app.addHook('preClose', () => realtime.close());
 
   return {
     app,
@@ -66,6 +99,8 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     backends,
     services,
     pipeline,
+    realtime,
+    auth: auth.auth,
     async close() {
       await app.close();
       await backends.close();

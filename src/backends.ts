@@ -1,32 +1,118 @@
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
 import type { Config } from './config.js';
 import { connectDatabase, type Db } from './db/connect.js';
 import { MemoryPubSub } from './realtime/memory.js';
 import type { PubSub } from './realtime/pubsub.js';
+import { RedisPubSub } from './realtime/redis.js';
 import type { KeyValueStore } from './store/kv.js';
 import { MemoryStore } from './store/memory.js';
+import { closeRedis, connectRedis, waitReady } from './store/redis-client.js';
+import { RedisStore } from './store/redis.js';
+import { CacheStore, FallbackStore } from './store/resilient.js';
+import { localDataVersion, sharedDataVersion } from './store/data-version.js';
+import type { DataVersion } from './graphql/response-cache.js';
 
 /**
  * The one place that picks implementations from configuration. Everything else sees
  * only the interfaces, so the core never branches on which backend it has.
+ *
+ * Without REDIS_URL everything shared lives in this process. With it, caches, counters,
+ * persisted queries and pub/sub go through Redis, and each degrades on its own while
+ * Redis is down (src/store/resilient.ts, docs/production.md).
  */
 export interface Backends {
   db: Db;
+  /** Caches (the post cache). With Redis: calls reject while it is down, so callers bypass the cache. */
   kv: KeyValueStore;
+  /** Rate-limit counters and persisted queries. With Redis: per-instance memory while it is down. */
+  counters: KeyValueStore;
   pubsub: PubSub;
+  /** Changes on every committed write, on any instance; undefined while it cannot be known. */
+  dataVersion: DataVersion;
+  /** Redis's state for /readyz; undefined when Redis is not configured. */
+  redisStatus: (() => Promise<'up' | 'down'>) | undefined;
+  /** Waits (at most a few seconds) for Redis to connect; start-up goes on degraded without it. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
+/** How long start-up waits for Redis before serving degraded. */
+const REDIS_STARTUP_WAIT_MS = 5_000;
+
 export function createBackends(config: Config): Backends {
   const db = connectDatabase(config.database);
-  const kv = new MemoryStore();
-  const pubsub = new MemoryPubSub();
+  if (!config.redisUrl) {
+    const kv = new MemoryStore();
+    const pubsub = new MemoryPubSub();
+    return {
+      db,
+      kv,
+      counters: kv,
+      pubsub,
+      dataVersion: localDataVersion(db),
+      redisStatus: undefined,
+      ready: async () => {},
+      async close() {
+        await pubsub.close();
+        await kv.close();
+        await db.close();
+      },
+    };
+  }
+  return createRedisBackends(config, config.redisUrl, db);
+}
+
+function createRedisBackends(config: Config, url: string, db: Db): Backends {
+  const log = pino({ level: config.logLevel, name: 'redis' });
+  const events = {
+    onDown: (name: string, error: Error | undefined) =>
+      log.warn({ connection: name, err: error?.message }, 'Redis connection lost: caches bypassed, counters per instance, remote events dropped'),
+    onUp: (name: string) => log.info({ connection: name }, 'Redis connection restored'),
+  };
+  // Commands and PUBLISH share one connection; SUBSCRIBE needs its own.
+  const client = connectRedis(url, 'commands', events);
+  const subscriber = connectRedis(url, 'subscriber', events);
+  const connections: Redis[] = [client, subscriber];
+
+  // Rate-limited: during an outage every cache call would otherwise log.
+  let lastLogged = 0;
+  const onError = (error: unknown) => {
+    const now = Date.now();
+    if (now - lastLogged < 10_000) return;
+    lastLogged = now;
+    log.warn({ err: error instanceof Error ? error.message : String(error) }, 'Redis call failed; degrading');
+  };
+
+  const prefix = config.redisKeyPrefix;
+  const kv = new CacheStore(new RedisStore(client, `${prefix}cache:`), { onError });
+  const counters = new FallbackStore(new RedisStore(client, `${prefix}kv:`), new MemoryStore(), onError);
+  const pubsub = new RedisPubSub(client, subscriber, { channelPrefix: prefix, onError });
+
   return {
     db,
     kv,
+    counters,
     pubsub,
+    dataVersion: sharedDataVersion(db, client, `${prefix}data-version`, onError),
+    async redisStatus() {
+      if (connections.some((c) => c.status !== 'ready')) return 'down';
+      try {
+        await client.ping();
+        return 'up';
+      } catch {
+        return 'down';
+      }
+    },
+    async ready() {
+      const connected = await waitReady(connections, REDIS_STARTUP_WAIT_MS);
+      if (!connected) log.warn({ timeoutMs: REDIS_STARTUP_WAIT_MS }, 'Redis not reachable at start-up; starting degraded');
+    },
     async close() {
       await pubsub.close();
       await kv.close();
+      await counters.close();
+      await Promise.all(connections.map(closeRedis));
       await db.close();
     },
   };

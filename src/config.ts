@@ -24,6 +24,7 @@ const baseSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .optional(),
+  REDIS_KEY_PREFIX: z.string().max(100).default('inkwell:'),
   AUTH_SECRET: z.string().optional(),
   PUBLIC_URL: z.url().optional(),
   BCRYPT_COST: intFrom(4, 31).default(12),
@@ -34,6 +35,7 @@ const baseSchema = z.object({
   PERSISTED_QUERIES: z.enum(['on', 'only', 'off']).default('on'),
   PERSISTED_QUERIES_MANIFEST: z.string().min(1).optional(),
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  RESPONSE_CACHE_MB: intFrom(0, 4096).default(32),
   SEED_DEMO_DATA: z.enum(['auto', 'never']).default('auto'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -55,6 +57,8 @@ export interface Config {
   publicUrl: string;
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; poolSize: number };
   redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel, so several deployments can share one Redis. */
+  redisKeyPrefix: string;
   /** Undefined outside production when not configured: the app generates and keeps one. */
   authSecret: string | undefined;
   bcryptCost: number;
@@ -65,6 +69,8 @@ export interface Config {
   persistedQueriesManifest: string | undefined;
   /** Take the client address from X-Forwarded-For (only behind a proxy you run). */
   trustProxy: boolean;
+  /** Memory for whole-response caching of queries, per instance; 0 turns it off. */
+  responseCacheBytes: number;
   seedDemoData: boolean;
   logLevel: string;
   oauthProviders: OAuthProviderConfig[];
@@ -114,6 +120,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl,
     database,
     redisUrl: e.REDIS_URL,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
     authSecret: e.AUTH_SECRET,
     bcryptCost: e.BCRYPT_COST,
     rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
@@ -126,6 +133,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     persistedQueries: e.PERSISTED_QUERIES,
     persistedQueriesManifest: e.PERSISTED_QUERIES_MANIFEST,
     trustProxy: e.TRUST_PROXY === 'true',
+    responseCacheBytes: e.RESPONSE_CACHE_MB * 1024 * 1024,
     seedDemoData: e.SEED_DEMO_DATA === 'auto' && !isProduction,
     logLevel: e.LOG_LEVEL,
     oauthProviders,

@@ -25,3 +25,41 @@ export function cpuMsOf(pid) {
     return undefined;
   }
 }
+
+/** Milliseconds of CPU the whole machine has been busy (all cores, steal included), or undefined. */
+export function machineBusyMs() {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    return ((user + nice + system + irq + softirq + (steal || 0)) * 1000) / clockTicks();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Waits (up to `maxWaitMs`, BENCH_QUIET_WAIT seconds, default 60) until the machine's
+ * busy time over one second is below `threshold` cores, so other people's test runs do
+ * not skew a measurement. Call it while nothing of the bench is loaded. Returns the last
+ * measured load (cores), or undefined when /proc is not available.
+ */
+export async function waitForQuiet({
+  threshold = 0.25,
+  maxWaitMs = Number(process.env.BENCH_QUIET_WAIT ?? 60) * 1000,
+  log = () => {},
+} = {}) {
+  const deadline = Date.now() + maxWaitMs;
+  let warned = false;
+  for (;;) {
+    const before = machineBusyMs();
+    if (before === undefined) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const load = (machineBusyMs() - before) / 1000;
+    if (load < threshold || Date.now() >= deadline) {
+      if (load >= threshold) log(`machine still busy (${load.toFixed(2)} cores used by others); measuring anyway`);
+      return load;
+    }
+    if (!warned) log(`machine busy (${load.toFixed(2)} cores used by others); waiting up to ${Math.round(maxWaitMs / 1000)} s`);
+    warned = true;
+  }
+}

@@ -1,7 +1,7 @@
 /** Runs autocannon (bench/load.mjs) in its own process against one URL. */
 import { fileURLToPath } from 'node:url';
 import { forkTracked, stopChild, waitForMessage } from './children.mjs';
-import { cpuMsOf } from './cpu.mjs';
+import { cpuMsOf, machineBusyMs } from './cpu.mjs';
 import { REQUEST_HEADERS } from './service.mjs';
 
 const SCRIPT = fileURLToPath(new URL('../load.mjs', import.meta.url));
@@ -25,8 +25,11 @@ export async function runLoad({ url, body, headers = REQUEST_HEADERS, method = '
   const child = forkTracked(SCRIPT);
   try {
     let cpuAtStart;
+    let busyAtStart;
     child.on('message', (m) => {
-      if (m?.type === 'measuring' && serverPid) cpuAtStart = cpuMsOf(serverPid);
+      if (m?.type !== 'measuring') return;
+      busyAtStart = machineBusyMs();
+      if (serverPid) cpuAtStart = cpuMsOf(serverPid);
     });
     child.send(opts);
     const timeoutMs = (opts.duration + opts.warmup + 60) * 1000;
@@ -34,10 +37,16 @@ export async function runLoad({ url, body, headers = REQUEST_HEADERS, method = '
     if (message.type === 'error') throw new Error(`load generator failed: ${message.message}`);
     const result = message.result;
     const cpuAtEnd = serverPid ? cpuMsOf(serverPid) : undefined;
+    const busyAtEnd = machineBusyMs();
+    const wallMs = result.duration * 1000;
     if (cpuAtStart !== undefined && cpuAtEnd !== undefined) {
       const cpuMs = cpuAtEnd - cpuAtStart;
-      result.serverCpu = cpuMs / (result.duration * 1000);
+      result.serverCpu = cpuMs / wallMs;
       result.serverCpuUsPerReq = result.total > 0 ? (cpuMs * 1000) / result.total : undefined;
+    }
+    if (busyAtStart !== undefined && busyAtEnd !== undefined) {
+      // Everything else on the machine (other people's tests…), in cores: noise indicator.
+      result.otherCpu = Math.max(0, (busyAtEnd - busyAtStart) / wallMs - (result.serverCpu ?? 0) - result.generatorCpu);
     }
     return result;
   } finally {

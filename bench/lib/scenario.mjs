@@ -3,6 +3,7 @@
  * serve those bytes from the raw node:http ceiling, load the ceiling, then the service.
  */
 import { startCeiling } from './ceiling.mjs';
+import { waitForQuiet } from './cpu.mjs';
 import { runLoad } from './load.mjs';
 import { REQUEST_HEADERS, postGraphQL } from './service.mjs';
 
@@ -20,14 +21,17 @@ export async function measureScenario({ service, scenario, duringServiceLoad, lo
   const second = await fetchChecked(service.graphqlUrl, body, scenario);
   if (!first.bytes.equals(second.bytes)) throw new Error(`${scenario.name}: two identical requests gave different bodies`);
 
+  const quiet = { log: (m) => console.error(`[bench] ${scenario.name}: ${m}`) };
   const ceiling = await startCeiling({ bytes: first.bytes, contentType: first.contentType });
   let ceilingResult;
   try {
+    await waitForQuiet(quiet);
     ceilingResult = await runLoad({ url: ceiling.graphqlUrl, body, headers, serverPid: ceiling.child.pid, ...load });
   } finally {
     await ceiling.stop();
   }
 
+  await waitForQuiet(quiet);
   const stopExtra = duringServiceLoad ? await duringServiceLoad() : undefined;
   let serviceResult;
   let extra;
@@ -69,8 +73,14 @@ const pct = (x) => `${Math.round(x * 100)}%`;
 /** Response size, CPU per request (server share of a core, generator share), and any problems. */
 export function notesFor(service, ceiling, bytes) {
   const cpu = (r) =>
-    r.serverCpuUsPerReq === undefined ? `gen ${pct(r.generatorCpu)}` : `${Math.round(r.serverCpuUsPerReq)} µs/req, ${pct(r.serverCpu)} CPU, gen ${pct(r.generatorCpu)}`;
+    (r.serverCpuUsPerReq === undefined ? '' : `${Math.round(r.serverCpuUsPerReq)} µs/req, ${pct(r.serverCpu)} CPU, `) +
+    `gen ${pct(r.generatorCpu)}` +
+    (r.otherCpu === undefined ? '' : `, other ${pct(r.otherCpu)}`);
   const problems = [`service ${cpu(service)}`, `ceiling ${cpu(ceiling)}`];
+  // CPU per request, ceiling ÷ service: steadier than the req/s ratio when the machine is shared.
+  if (service.serverCpuUsPerReq && ceiling.serverCpuUsPerReq) {
+    problems.unshift(`CPU ratio ${(ceiling.serverCpuUsPerReq / service.serverCpuUsPerReq).toFixed(3)}×`);
+  }
   for (const [who, r] of [['service', service], ['ceiling', ceiling]]) {
     const bad = r.non2xx + r.errors + r.timeouts;
     if (bad > 0) problems.push(`${who}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);

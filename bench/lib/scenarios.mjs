@@ -5,6 +5,13 @@ export function coreScenarios({ userIds, postIds }) {
   const postId = postIds[0];
   return [
     {
+      // Diagnostic, no target: HTTP + GraphQL overhead with no resolver and no data access.
+      name: 'Q0',
+      label: 'Q0 { __typename } (diagnostic)',
+      query: '{ __typename }',
+      check: (json) => assert(json.data.__typename === 'Query', 'Q0: unexpected answer'),
+    },
+    {
       name: 'Q1',
       label: 'Q1 user(id) { id name }',
       query: `{ user(id: "${userId}") { id name } }`,

@@ -9,10 +9,15 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { startService } from './service.mjs';
 
-/** A temp dir for one run; `remove()` deletes it. */
+/** A temp dir for one run; `remove()` deletes it, and so does the bench's exit (even on Ctrl-C). */
 export function makeTempDir(prefix = 'inkwell-bench-') {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const remove = () => {
+    process.off('exit', remove);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', remove);
+  return { dir, remove };
 }
 
 /** Lets the built service create the schema, then stops it. */

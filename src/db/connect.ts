@@ -1,10 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type LogEvent } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Dialect, type LogEvent, type SqliteDatabase } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
+import { trackWrites, type CommittedWriteListener } from './write-tracking.js';
 
 /**
  * One handle on the configured database. Everything dialect-specific about
@@ -15,6 +17,14 @@ export interface Db {
   dialect: 'sqlite' | 'postgres';
   /** Statements sent since start-up; tests use it to prove batching. */
   readonly queryCount: number;
+  /**
+   * Changes whenever data was committed: by this process (counted as writes commit) or,
+   * on SQLite, by another process on the same file (`PRAGMA data_version`), such as the
+   * `user:role` operator script. Result caches are valid only while it stays the same.
+   */
+  changeStamp(): string;
+  /** Adds a listener awaited after every committed write of this process. */
+  onCommittedWrite(listener: CommittedWriteListener): void;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -26,7 +36,15 @@ export function connectDatabase(database: Config['database']): Db {
     if (event.level === 'query') queryCount++;
   };
 
-  let kysely: Kysely<Database>;
+  let writes = 0;
+  const listeners: CommittedWriteListener[] = [];
+  const committed = async () => {
+    writes++;
+    for (const listener of listeners) await listener();
+  };
+  let externalVersion = () => 0;
+
+  let dialect: Dialect;
   if (database.kind === 'sqlite') {
     const file = database.file === ':memory:' ? ':memory:' : resolve(database.file);
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -37,7 +55,8 @@ export function connectDatabase(database: Config['database']): Db {
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
-    kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log });
+    dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
+    externalVersion = () => sqlite.pragma('data_version', { simple: true }) as number;
   } else {
     const pool = new pg.Pool({
       connectionString: database.url,
@@ -48,8 +67,9 @@ export function connectDatabase(database: Config['database']): Db {
     });
     // Without a listener an idle client's error (server restart) would crash the process.
     pool.on('error', () => {});
-    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
+    dialect = new PostgresDialect({ pool });
   }
+  const kysely = new Kysely<Database>({ dialect: trackWrites(dialect, committed), log });
 
   return {
     kysely,
@@ -57,11 +77,32 @@ export function connectDatabase(database: Config['database']): Db {
     get queryCount() {
       return queryCount;
     },
+    changeStamp: () => `${writes}.${externalVersion()}`,
+    onCommittedWrite: (listener) => void listeners.push(listener),
     async ping() {
       await sql`select 1`.execute(kysely);
     },
     async close() {
       await kysely.destroy();
     },
+  };
+}
+
+/**
+ * Kysely's SQLite driver prepares every statement anew; preparing costs more than
+ * running a small query. better-sqlite3 statements are reusable, so keep the recent ones.
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const statements = new LRUCache<string, SQLite.Statement>({ max: 500 });
+  return {
+    prepare(text: string) {
+      let statement = statements.get(text);
+      if (!statement) {
+        statement = sqlite.prepare(text);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+    close: () => sqlite.close(),
   };
 }

@@ -236,6 +236,11 @@ export class UserService {
     return row ? { ...toUser(row), passwordHash: row.password_hash } : undefined;
   }
 
+  /** For sign-in: replaces a password hash (re-hashing at a higher bcrypt cost). */
+  async setPasswordHash(id: string, passwordHash: string): Promise<void> {
+    await this.db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+  }
+
   /** For the operator script: no caller, the operator has the database. */
   async setRole(email: string, role: string): Promise<User> {
     const checked = checkRole(role);

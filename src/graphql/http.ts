@@ -9,6 +9,7 @@ import { graphiqlHtml } from './graphiql.js';
 import { acceptedMediaType, contentTypeOf } from './media.js';
 import type { PersistedQueries } from './persisted.js';
 import type { OperationPipeline, PreparedOperation } from './pipeline.js';
+import type { CacheSlot, ResponseCache } from './response-cache.js';
 
 /**
  * The HTTP adapter: graphql-http (the reference GraphQL-over-HTTP implementation)
@@ -23,6 +24,8 @@ export interface GraphQLHttpOptions {
   pipeline: OperationPipeline;
   services: Services;
   persisted: PersistedQueries;
+  /** Whole-response cache for queries; absent when disabled. */
+  responseCache?: ResponseCache;
   isProduction: boolean;
   /** Who is asking; anonymous when there is no valid credential. */
   authenticate(request: FastifyRequest): Promise<Caller>;
@@ -39,6 +42,7 @@ interface RequestContext {
 interface PreparedArgs extends ExecutionArgs {
   contextValue: GraphQLContext;
   prepared: PreparedOperation;
+  cacheSlot: CacheSlot | undefined;
 }
 
 type Req = HttpRequest<FastifyRequest, RequestContext>;
@@ -85,6 +89,11 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
         throw error;
       }
       if (req.context.registerAs) await persisted.register(req.context.registerAs, params.query);
+      const cached = await options.responseCache?.lookup(prepared, params.variables, req.context.caller);
+      if (cached && 'body' in cached) {
+        const type = contentTypeOf(acceptedMediaType(header(req, 'accept')));
+        return [cached.body, { status: 200, statusText: '', headers: { 'content-type': type } }];
+      }
       const args: PreparedArgs = {
         schema: pipeline.schema,
         document: prepared.document,
@@ -93,6 +102,7 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
         contextValue: createContext(services, req.context.caller),
         rootValue: undefined,
         prepared,
+        cacheSlot: cached,
       };
       return args;
     },
@@ -111,9 +121,15 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
         const errors = (execution.errors ?? []).map((e) => formatError(withCode(e, 'GRAPHQL_VALIDATION_FAILED'), format));
         return [JSON.stringify({ errors }), { status: 400, statusText: '', headers: { 'content-type': type } }];
       }
-      const body = execution.errors
-        ? JSON.stringify({ data: execution.data, errors: execution.errors.map((e): GraphQLFormattedError => formatError(e, format)) })
-        : (args as PreparedArgs).prepared.compiled.stringify(execution);
+      const { prepared, cacheSlot } = args as PreparedArgs;
+      let body: string;
+      if (execution.errors) {
+        body = JSON.stringify({ data: execution.data, errors: execution.errors.map((e): GraphQLFormattedError => formatError(e, format)) });
+      } else {
+        body = prepared.compiled.stringify(execution);
+        // Only error-free results are kept: an error may be transient.
+        if (cacheSlot) options.responseCache?.store(cacheSlot, body);
+      }
       return [body, { status: 200, statusText: '', headers: { 'content-type': type } }];
     },
 

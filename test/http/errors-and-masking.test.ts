@@ -30,14 +30,46 @@ function expectClean(body: unknown) {
   }
 }
 
-/** A post served from the cache whose stored record is inconsistent (its author does not exist). */
-async function poisonPost(server: TestServer, id: string, post: Record<string, unknown>) {
-  const entry = {
-    v: '0',
-    likes: 0,
-    post: { id, authorId: 'ghost-author', title: 'Orphan', content: null, published: true, tags: null, createdAt: '2024-01-01T00:00:00.000Z', ...post },
-  };
-  await server.inkwell.backends.kv.set(`post:${id}`, JSON.stringify(entry), 60_000);
+const AT = '2020-01-01T00:00:00.000Z';
+
+/** Inserts rows with foreign keys unchecked (SQLite: one connection; PostgreSQL: the test superuser). */
+async function withoutForeignKeys(server: TestServer, statement: ReturnType<typeof sql>) {
+  const db = server.inkwell.backends.db;
+  if (db.dialect === 'sqlite') {
+    await sql`PRAGMA foreign_keys = OFF`.execute(db.kysely);
+    try {
+      await statement.execute(db.kysely);
+    } finally {
+      await sql`PRAGMA foreign_keys = ON`.execute(db.kysely);
+    }
+  } else {
+    await db.kysely.transaction().execute(async (trx) => {
+      await sql`SET LOCAL session_replication_role = replica`.execute(trx);
+      await statement.execute(trx);
+    });
+  }
+}
+
+/** A published post whose author does not exist: `Post.author` (non-null) resolves to null. */
+async function orphanPost(server: TestServer, id: string) {
+  await withoutForeignKeys(
+    server,
+    sql`INSERT INTO posts (id, author_id, title, content, published, tags, created_at, updated_at)
+      VALUES (${id}, 'ghost-author', 'Orphan', NULL, 1, NULL, ${AT}, ${AT})`,
+  );
+}
+
+/** A published post with stored tags of `tagsJson` (a well-formed author of its own). */
+async function postWithTags(server: TestServer, id: string, tagsJson: string) {
+  const db = server.inkwell.backends.db.kysely;
+  await db
+    .insertInto('users')
+    .values({ id: `author-${id}`, name: 'Author', email: `${id}@example.com`, age: null, avatar: null, role: 'user', password_hash: null, created_at: AT })
+    .execute();
+  await db
+    .insertInto('posts')
+    .values({ id, author_id: `author-${id}`, title: 'T', content: null, published: 1, tags: tagsJson, created_at: AT, updated_at: AT })
+    .execute();
 }
 
 describe('suggestions and introspection', () => {
@@ -139,7 +171,7 @@ describe('internal errors', () => {
 
   it('reports a null in a non-null position as INTERNAL_ERROR, propagating to the nearest nullable parent', async () => {
     for (const server of [dev, prod]) {
-      await poisonPost(server, 'orphan-post', {});
+      await orphanPost(server, 'orphan-post');
       const res = await server.gql('{ post(id: "orphan-post") { title author { name } } __typename }');
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual({ post: null, __typename: 'Query' });
@@ -152,17 +184,31 @@ describe('internal errors', () => {
 
   it('reports a value that fails serialisation as INTERNAL_ERROR; production does not echo it', async () => {
     for (const server of [dev, prod]) {
-      await poisonPost(server, 'bad-title', { title: { secret: 'do-not-leak' } });
-      const res = await server.gql('{ post(id: "bad-title") { id title } }');
+      await postWithTags(server, 'bad-tags', JSON.stringify(['fine', { secret: 'do-not-leak' }]));
+      const res = await server.gql('{ post(id: "bad-tags") { id tags } }');
       expect(res.status).toBe(200);
-      expect(res.body.data).toEqual({ post: null });
-      expect(res.body.errors![0]).toMatchObject({ path: ['post', 'title'], extensions: { code: 'INTERNAL_ERROR' } });
+      // Post.tags is nullable: only it becomes null.
+      expect(res.body.data).toEqual({ post: { id: 'bad-tags', tags: null } });
+      expect(res.body.errors![0]).toMatchObject({ path: ['post', 'tags', 1], extensions: { code: 'INTERNAL_ERROR' } });
       expectClean(res.body);
     }
     // Outside production the internal message may help the developer; in production it never shows.
-    const res = await prod.gql('{ post(id: "bad-title") { id title } }');
+    const res = await prod.gql('{ post(id: "bad-tags") { id tags } }');
     expect(res.body.errors![0]!.message).toBe('Internal server error');
     expect(JSON.stringify(res.body)).not.toContain('do-not-leak');
+  });
+
+  it('masks an exception thrown while reading a record, in both modes', async () => {
+    for (const server of [dev, prod]) {
+      await postWithTags(server, 'corrupt-tags', '{not json: do-not-leak');
+      const res = await server.gql('{ post(id: "corrupt-tags") { id } books(limit: 1) { id } }');
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({ post: null });
+      expect(res.body.errors).toEqual([
+        { message: 'Internal server error', extensions: { code: 'INTERNAL_ERROR' }, locations: expect.any(Array), path: ['post'] },
+      ]);
+      expect(JSON.stringify(res.body)).not.toMatch(/do-not-leak|JSON|Unexpected token/);
+    }
   });
 });
 

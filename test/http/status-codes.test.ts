@@ -329,3 +329,26 @@ describe('development-only surfaces', () => {
     expect(res.body.data.__schema.types.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['User', 'Post', 'Book', 'Reaction']));
   });
 });
+
+describe('429 rate limited', () => {
+  it('answers 429 with Retry-After and RATE_LIMITED once a client passes RATE_LIMIT_MAX, without running the operation', async () => {
+    const limited = await startServer({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' });
+    try {
+      for (let i = 0; i < 3; i++) expect((await limited.gql('{ __typename }')).status).toBe(200);
+      const before = limited.inkwell.backends.db.queryCount;
+      const response = await fetch(`${limited.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ books { id } }' }),
+      });
+      expect(response.status).toBe(429);
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = (await response.json()) as any;
+      expect(body).toEqual({ error: 'Too many requests', errors: [{ message: expect.any(String), extensions: { code: 'RATE_LIMITED' } }] });
+      expect(limited.inkwell.backends.db.queryCount).toBe(before);
+    } finally {
+      await limited.close();
+    }
+  });
+});

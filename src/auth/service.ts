@@ -1,0 +1,116 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Backends } from '../backends.js';
+import type { Config } from '../config.js';
+import { isRole, type Role } from '../domain/caller.js';
+import type { Services } from '../domain/services.js';
+import { safeCallbackUrl } from './callback-url.js';
+import { CallerResolver } from './caller.js';
+import { AuthCookies } from './cookies.js';
+import { Credentials } from './credentials.js';
+import { CsrfTokens } from './csrf.js';
+import { authDb } from './db.js';
+import { deriveKeys } from './keys.js';
+import { ExternalAccounts } from './oauth/accounts.js';
+import { FlowSealer } from './oauth/flow.js';
+import { createProviders, type ExternalProvider } from './oauth/providers.js';
+import { PasswordHasher } from './passwords.js';
+import { KvCounters, LoginThrottle, type Counters } from './rate-limit.js';
+import { resolveAuthSecret } from './secret.js';
+import { SessionStore, type SessionInfo } from './sessions.js';
+import { AccessTokens } from './tokens.js';
+
+/** What a successful sign-in or refresh hands out. */
+export interface SessionTokens {
+  accessToken: string;
+  /** Access-token expiry, ISO 8601. */
+  expiresAt: string;
+  refreshToken: string;
+  session: SessionInfo;
+}
+
+/**
+ * The account area's parts, built once per app from configuration. Routes, pages and
+ * the GraphQL adapter all reach authentication through this one object.
+ */
+export class AuthService {
+  readonly publicUrl: string;
+  readonly secure: boolean;
+  readonly hasher: PasswordHasher;
+  readonly tokens: AccessTokens;
+  readonly sessions: SessionStore;
+  readonly callers: CallerResolver;
+  readonly csrf: CsrfTokens;
+  readonly cookies: AuthCookies;
+  readonly counters: Counters;
+  readonly credentials: Credentials;
+  readonly providers: Map<string, ExternalProvider>;
+  readonly external: ExternalAccounts;
+  readonly flows: FlowSealer;
+
+  constructor(
+    readonly config: Config,
+    backends: Backends,
+    readonly services: Services,
+    onStoreError: (err: unknown) => void = () => {},
+  ) {
+    const keys = deriveKeys(resolveAuthSecret(config).secret);
+    const db = authDb(backends.db);
+    this.publicUrl = config.publicUrl;
+    this.secure = config.isProduction;
+    this.hasher = new PasswordHasher(config.bcryptCost);
+    this.tokens = new AccessTokens(keys.accessToken, config.publicUrl);
+    this.sessions = new SessionStore(db);
+    this.callers = new CallerResolver(this.tokens, this.sessions);
+    this.csrf = new CsrfTokens(keys.csrf);
+    this.cookies = new AuthCookies(this.secure);
+    this.counters = new KvCounters(backends.counters, undefined, onStoreError);
+    this.credentials = new Credentials(services.users, this.hasher, new LoginThrottle(this.counters, keys.throttle));
+    this.providers = createProviders(config.oauthProviders);
+    this.external = new ExternalAccounts(db, services.users);
+    this.flows = new FlowSealer(keys.oauthFlow);
+  }
+
+  /** Starts a session for a user who just signed in and mints its first tokens. */
+  async startSession(user: { id: string; role: Role }): Promise<SessionTokens> {
+    const { session, refreshToken } = await this.sessions.create(user.id);
+    const access = await this.tokens.issue(
+      { userId: user.id, role: user.role, sessionId: session.id },
+      Math.floor(Date.parse(session.expiresAt) / 1000),
+    );
+    return { accessToken: access.token, expiresAt: access.expiresAt, refreshToken, session };
+  }
+
+  /** Rotates a refresh token; a fresh access token carries the user's current role. */
+  async refresh(refreshToken: string): Promise<{ ok: true; tokens: SessionTokens } | { ok: false; reason: string }> {
+    const outcome = await this.sessions.rotate(refreshToken);
+    if (!outcome.ok) return outcome;
+    const live = await this.sessions.lookup(outcome.session.id);
+    if (!live || !isRole(live.user.role)) return { ok: false, reason: 'revoked' };
+    const access = await this.tokens.issue(
+      { userId: live.user.id, role: live.user.role, sessionId: live.sessionId },
+      Math.floor(Date.parse(live.expiresAt) / 1000),
+    );
+    return { ok: true, tokens: { accessToken: access.token, expiresAt: access.expiresAt, refreshToken: outcome.refreshToken, session: outcome.session } };
+  }
+
+  /** The CSRF token for this browser: the one its cookie vouches for, or a new one (cookie set). */
+  csrfToken(request: FastifyRequest, reply: FastifyReply): string {
+    const existing = this.csrf.tokenFromCookie(request.cookies[this.cookies.csrfName]);
+    if (existing) return existing;
+    const { token, cookie } = this.csrf.issue();
+    this.cookies.setCsrf(reply, cookie);
+    return token;
+  }
+
+  checkCsrf(request: FastifyRequest, submitted: unknown): boolean {
+    return this.csrf.verify(request.cookies[this.cookies.csrfName], submitted);
+  }
+
+  callbackUrl(value: unknown, fallback = '/'): string {
+    return safeCallbackUrl(value, this.publicUrl, fallback);
+  }
+
+  redirectUri(providerId: string): string {
+    return `${this.publicUrl}/api/auth/callback/${providerId}`;
+  }
+}

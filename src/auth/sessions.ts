@@ -1,0 +1,305 @@
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import { newId } from '../domain/ids.js';
+import type { AuthDatabase } from './db.js';
+
+/**
+ * Sessions and their refresh tokens (SPEC section 6, RFC 9700 section 4.14).
+ *
+ * A session is one sign-in. It ends 30 days after it began at the latest (refreshes
+ * never extend it), or when revoked: sign-out, refresh-token reuse, deleteUser (which
+ * deletes the rows). Access tokens name their session (`sid`) and are checked against
+ * it on every request, so revocation takes effect at once.
+ *
+ * Refresh tokens are 256-bit random strings, stored only as their SHA-256. Each use
+ * rotates: the presented token is marked `rotated_at` and a successor is issued. The
+ * tokens of one session form a family; presenting a token that was already rotated
+ * means two parties hold it (a thief and the user), and the server cannot tell which
+ * is honest — so the whole session is revoked and its newest token dies too.
+ *
+ * Racing refreshes. An honest client can present one token twice at nearly the same
+ * time: two tabs whose timers fire together, or an SPA whose parallel calls both see
+ * a 401. Revoking the session then would sign the user out for nothing. So rotation is
+ * idempotent for a short grace window: when a token is rotated, its successor is kept
+ * with it, encrypted (AES-256-GCM) under a key derived from the rotated token itself.
+ * A second presentation within REFRESH_GRACE_MS of the rotation, while that successor
+ * is still unused, gets the *same* successor back: both racing responses set the same
+ * cookie and the family still has exactly one live token. Outside the window, or once
+ * the successor has been used (the client has moved on), it is reuse: the session is
+ * revoked. The ciphertext is useless without the rotated token, so the database still
+ * holds no usable token, and it is erased once the window has passed.
+ *
+ * The trade-off, as with any grace period: a stolen token replayed within the window,
+ * before the owner's client used its successor, is not told apart from a race. It
+ * gets the same successor as the owner, so the first divergent use afterwards is
+ * detected as reuse and ends the session.
+ *
+ * Concurrency: rotation runs in one transaction and claims the token with a
+ * conditional update (`rotated_at IS NULL`), so exactly one of several concurrent
+ * requests rotates; the others see the committed successor (SQLite serialises writers;
+ * on PostgreSQL the update waits for the winner's row lock and re-checks the condition).
+ */
+
+export const SESSION_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+export const REFRESH_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+export const REFRESH_GRACE_MS = 2_000;
+
+const TOKEN_BYTES = 32;
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+export interface SessionInfo {
+  id: string;
+  userId: string;
+  /** The absolute end of the session (ISO 8601). */
+  expiresAt: string;
+}
+
+export type RefreshOutcome =
+  | { ok: true; session: SessionInfo; refreshToken: string; /** Answered from the grace window. */ graced: boolean }
+  | { ok: false; reason: 'unknown' | 'expired' | 'revoked' | 'reused' };
+
+/** A live session with its user, as the caller resolver reads it on every request. */
+export interface SessionUser {
+  sessionId: string;
+  expiresAt: string;
+  user: { id: string; name: string; email: string | null; role: string };
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+function newToken(): string {
+  return randomBytes(TOKEN_BYTES).toString('base64url');
+}
+
+type Db = Kysely<AuthDatabase> | Transaction<AuthDatabase>;
+
+interface TokenRow {
+  token_hash: string;
+  session_id: string;
+  expires_at: string;
+  rotated_at: string | null;
+  successor_ciphertext: string | null;
+  user_id: string;
+  session_expires_at: string;
+  revoked_at: string | null;
+}
+
+export class SessionStore {
+  constructor(
+    private readonly db: Kysely<AuthDatabase>,
+    private readonly options: { now?: () => number; graceMs?: number } = {},
+  ) {}
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  private get graceMs(): number {
+    return this.options.graceMs ?? REFRESH_GRACE_MS;
+  }
+
+  /** Starts a session for a user who just proved who they are; returns its first refresh token. */
+  async create(userId: string): Promise<{ session: SessionInfo; refreshToken: string }> {
+    const now = this.now();
+    const session: SessionInfo = { id: newId(), userId, expiresAt: iso(now + SESSION_MAX_AGE_MS) };
+    const refreshToken = newToken();
+    await this.db.transaction().execute(async (trx) => {
+      await this.pruneExpired(trx, userId, now);
+      await trx
+        .insertInto('sessions')
+        .values({ id: session.id, user_id: userId, created_at: iso(now), expires_at: session.expiresAt, revoked_at: null })
+        .execute();
+      await this.insertToken(trx, refreshToken, session, now);
+    });
+    return { session, refreshToken };
+  }
+
+  /** Exchanges a refresh token for its successor (see the module comment). */
+  async rotate(token: string): Promise<RefreshOutcome> {
+    if (!TOKEN_SHAPE.test(token)) return { ok: false, reason: 'unknown' };
+    const hash = hashToken(token);
+    const now = this.now();
+
+    return this.db.transaction().execute(async (trx): Promise<RefreshOutcome> => {
+      let row = await loadToken(trx, hash);
+      if (!row) return { ok: false, reason: 'unknown' };
+      const dead = deadReason(row, now);
+      if (dead) return { ok: false, reason: dead };
+      const session: SessionInfo = { id: row.session_id, userId: row.user_id, expiresAt: row.session_expires_at };
+
+      if (row.rotated_at === null) {
+        const successor = newToken();
+        const claimed = await trx
+          .updateTable('refresh_tokens')
+          .set({ rotated_at: iso(now), successor_ciphertext: seal(successor, token) })
+          .where('token_hash', '=', hash)
+          .where('rotated_at', 'is', null)
+          .executeTakeFirst();
+        if (claimed.numUpdatedRows === 1n) {
+          await this.insertToken(trx, successor, session, now);
+          // Successors kept for earlier rotations are past their window: erase them.
+          await trx
+            .updateTable('refresh_tokens')
+            .set({ successor_ciphertext: null })
+            .where('session_id', '=', session.id)
+            .where('successor_ciphertext', 'is not', null)
+            .where('rotated_at', '<', iso(now - this.graceMs))
+            .execute();
+          return { ok: true, session, refreshToken: successor, graced: false };
+        }
+        // Another request rotated it between our read and our update: read its result.
+        row = await loadToken(trx, hash);
+        if (!row || row.rotated_at === null) return { ok: false, reason: 'unknown' };
+      }
+
+      const successor = await this.graceSuccessor(trx, row, token, now);
+      if (successor) return { ok: true, session, refreshToken: successor, graced: true };
+
+      // Reuse of a rotated token: end the whole family, newest token included.
+      await this.revokeIn(trx, session.id, now);
+      return { ok: false, reason: 'reused' };
+    });
+  }
+
+  /** Ends a session; its access and refresh tokens stop working at once. */
+  async revoke(sessionId: string): Promise<void> {
+    await this.revokeIn(this.db, sessionId, this.now());
+  }
+
+  /** The live session with its user's current record, or undefined (revoked, expired, deleted). */
+  async lookup(sessionId: string): Promise<SessionUser | undefined> {
+    const row = await this.db
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .select([
+        'sessions.id as session_id',
+        'sessions.expires_at',
+        'sessions.revoked_at',
+        'users.id as user_id',
+        'users.name',
+        'users.email',
+        'users.role',
+      ])
+      .where('sessions.id', '=', sessionId)
+      .executeTakeFirst();
+    if (!row || row.revoked_at !== null || Date.parse(row.expires_at) <= this.now()) return undefined;
+    return {
+      sessionId: row.session_id,
+      expiresAt: row.expires_at,
+      user: { id: row.user_id, name: row.name, email: row.email, role: row.role },
+    };
+  }
+
+  /**
+   * Within the grace window, and while it is unused, the successor the first rotation
+   * issued; otherwise undefined (which means reuse).
+   */
+  private async graceSuccessor(trx: Db, row: TokenRow, token: string, now: number): Promise<string | undefined> {
+    if (row.rotated_at === null || row.successor_ciphertext === null) return undefined;
+    if (now - Date.parse(row.rotated_at) > this.graceMs) return undefined;
+    const successor = unseal(row.successor_ciphertext, token);
+    if (!successor) return undefined;
+    const next = await trx
+      .selectFrom('refresh_tokens')
+      .select(['rotated_at', 'expires_at'])
+      .where('token_hash', '=', hashToken(successor))
+      .executeTakeFirst();
+    if (!next || next.rotated_at !== null || Date.parse(next.expires_at) <= now) return undefined;
+    return successor;
+  }
+
+  private async insertToken(trx: Db, token: string, session: SessionInfo, now: number): Promise<void> {
+    const expires = Math.min(now + REFRESH_TOKEN_TTL_MS, Date.parse(session.expiresAt));
+    await trx
+      .insertInto('refresh_tokens')
+      .values({
+        token_hash: hashToken(token),
+        session_id: session.id,
+        created_at: iso(now),
+        expires_at: iso(expires),
+        rotated_at: null,
+        successor_ciphertext: null,
+      })
+      .execute();
+  }
+
+  private async revokeIn(db: Db, sessionId: string, now: number): Promise<void> {
+    await db
+      .updateTable('sessions')
+      .set({ revoked_at: iso(now) })
+      .where('id', '=', sessionId)
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
+
+  /** A user's sessions that ended more than a day ago go, with their tokens, when they sign in again. */
+  private async pruneExpired(trx: Db, userId: string, now: number): Promise<void> {
+    const cutoff = iso(now - 24 * 60 * 60 * 1000);
+    const ended = trx
+      .selectFrom('sessions')
+      .select('id')
+      .where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('expires_at', '<', cutoff), eb('revoked_at', '<', cutoff)]));
+    await trx.deleteFrom('refresh_tokens').where('session_id', 'in', ended).execute();
+    await trx
+      .deleteFrom('sessions')
+      .where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('expires_at', '<', cutoff), eb('revoked_at', '<', cutoff)]))
+      .execute();
+  }
+}
+
+async function loadToken(db: Db, hash: string): Promise<TokenRow | undefined> {
+  return db
+    .selectFrom('refresh_tokens')
+    .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
+    .select([
+      'refresh_tokens.token_hash',
+      'refresh_tokens.session_id',
+      'refresh_tokens.expires_at',
+      'refresh_tokens.rotated_at',
+      'refresh_tokens.successor_ciphertext',
+      'sessions.user_id',
+      'sessions.expires_at as session_expires_at',
+      'sessions.revoked_at',
+    ])
+    .where('refresh_tokens.token_hash', '=', hash)
+    .executeTakeFirst();
+}
+
+function deadReason(row: TokenRow, now: number): 'revoked' | 'expired' | undefined {
+  if (row.revoked_at !== null) return 'revoked';
+  if (Date.parse(row.session_expires_at) <= now || Date.parse(row.expires_at) <= now) return 'expired';
+  return undefined;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The key that seals a successor: derived from the rotated token, which only its holders know. */
+function successorKey(rotatedToken: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(rotatedToken, 'utf8'), 'inkwell-refresh', 'successor v1', 32));
+}
+
+function seal(successor: string, rotatedToken: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', successorKey(rotatedToken), iv);
+  const body = Buffer.concat([cipher.update(successor, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+}
+
+function unseal(sealed: string, rotatedToken: string): string | undefined {
+  try {
+    const raw = Buffer.from(sealed, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', successorKey(rotatedToken), raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    const successor = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    return TOKEN_SHAPE.test(successor) ? successor : undefined;
+  } catch {
+    return undefined;
+  }
+}
+

@@ -1,0 +1,313 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  GraphQLError,
+  getOperationAST,
+  getVariableValues,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLFormattedError,
+} from 'graphql';
+import { handleProtocols, makeServer, type SubscribePayload } from 'graphql-ws';
+import { WebSocket, WebSocketServer, type ServerOptions } from 'ws';
+import type { Caller } from '../domain/caller.js';
+import type { Services } from '../domain/services.js';
+import { createContext, type GraphQLContext } from './context.js';
+import { RequestError, formatError, withCode, type FormatOptions } from './errors.js';
+import type { PersistedQueries } from './persisted.js';
+import type { OperationPipeline, PreparedOperation } from './pipeline.js';
+import { cookieToken, clientIp, tokenFromParams } from './ws-auth.js';
+import { FanoutHub, type SubscriptionRequest } from './ws-fanout.js';
+import { ERROR_CODES, WS_CLOSE, WS_LIMITS, WS_PATH } from './ws-protocol.js';
+
+/**
+ * The WebSocket adapter: graphql-transport-ws at /graphql on the HTTP server's port.
+ * graphql-ws's protocol core (`makeServer`) runs the protocol — init timeout, ack,
+ * subscribe/complete, ids, close codes; this file is its transport over `ws`, with
+ * the same operation pipeline as HTTP (`onSubscribe` returns prepared arguments),
+ * the same error formatter, and the per-connection limits of SPEC §5.
+ *
+ * Not `graphql-ws/use/ws`: that glue logs client faults (an oversized message) with
+ * console.error, keeps a ping timer pair per socket and sends without looking at
+ * back-pressure. Here one sweep pings every socket, faults go to the service's log,
+ * and every send checks the socket's buffer first (see WS_LIMITS.maxBufferedBytes).
+ */
+
+export interface WsLogger {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export interface GraphqlWsOptions {
+  pipeline: OperationPipeline;
+  services: Services;
+  persisted: PersistedQueries;
+  isProduction: boolean;
+  log: WsLogger;
+  /** `PUBLIC_URL`: pages of this origin (or the request's own host) may authenticate by cookie. */
+  publicUrl: string;
+  /** Take the client address from X-Forwarded-For (as Fastify's `trustProxy`). */
+  trustProxy: boolean;
+  /**
+   * The caller for an access token (from `connection_init`'s `authorization: "Bearer …"`,
+   * else the `auth-token` cookie of the upgrade); anonymous when missing, expired, forged
+   * or revoked. Called for every operation, so a revoked session or a changed role takes
+   * effect at the next subscribe, as HTTP re-reads the caller per request.
+   */
+  authenticateToken(token: string | undefined): Promise<Caller>;
+  /**
+   * Counts a query or mutation against the client's /graphql rate limit, the same
+   * counters as HTTP (key: the signed-in user, else the IP); false refuses it with
+   * RATE_LIMITED. Subscriptions are bounded by WS_LIMITS.maxSubscriptions instead.
+   */
+  limitOperation?(client: { caller: Caller; ip: string }): Promise<boolean>;
+}
+
+export interface GraphqlWsServer {
+  /** Open sockets, subscription groups, live subscribers, and sockets closed for not reading. */
+  stats(): { connections: number; groups: number; subscribers: number; slowConsumersClosed: number };
+  /** Refuses new sockets, finishes in-flight sends, closes every socket with 1001 and waits (bounded). */
+  close(): Promise<void>;
+}
+
+/** Per socket. Deliberately small: thousands of these stay open. */
+interface Connection {
+  readonly socket: WebSocket;
+  readonly ip: string;
+  /** The `auth-token` cookie's value, when the upgrade may authenticate by cookie. */
+  readonly cookieToken: string | undefined;
+  /** Chosen at `connection_init`. */
+  token: string | undefined;
+  /** Active subscription operations, by their subscribe payload (ids may be reused after complete). */
+  readonly subscriptions: Set<SubscribePayload>;
+  /** Answered the last keep-alive ping. */
+  alive: boolean;
+}
+
+interface WsExecutionArgs extends ExecutionArgs {
+  contextValue: GraphQLContext | undefined;
+  prepared: PreparedOperation;
+  subscription: SubscriptionRequest<Connection> | undefined;
+}
+
+export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): GraphqlWsServer {
+  const { pipeline, services, persisted, log } = options;
+  const connections = new Map<WebSocket, Connection>();
+  let accepting = true;
+  let closing: Promise<void> | undefined;
+  let slowConsumersClosed = 0;
+
+  const format: FormatOptions = {
+    isProduction: options.isProduction,
+    onInternal: (error) => log.error({ err: error }, 'unexpected error in a WebSocket operation'),
+  };
+  const formatAll = (errors: readonly GraphQLError[]): GraphQLFormattedError[] => errors.map((e) => formatError(e, format));
+
+  /** Every message to a client goes through here: a subscriber that stopped reading is closed, not buffered for. */
+  const send = (connection: Connection, data: string | Buffer): void => {
+    const { socket } = connection;
+    if (socket.readyState !== WebSocket.OPEN) return;
+    if (socket.bufferedAmount > WS_LIMITS.maxBufferedBytes) {
+      slowConsumersClosed++;
+      log.warn({ ip: connection.ip, buffered: socket.bufferedAmount }, 'closing a WebSocket that stopped reading');
+      socket.close(WS_CLOSE.TryAgainLater, 'Slow consumer');
+      return;
+    }
+    socket.send(data, { binary: false });
+  };
+
+  const hub = new FanoutHub<Connection>({ schema: pipeline.schema, services, format, write: send });
+
+  const protocol = makeServer<Record<string, unknown>, Connection>({
+    schema: pipeline.schema,
+    connectionInitWaitTimeout: WS_LIMITS.connectionInitWaitMs,
+
+    onConnect: (ctx) => {
+      ctx.extra.token = tokenFromParams(ctx.connectionParams, ctx.extra.cookieToken);
+    },
+
+    onSubscribe: async (ctx, id, payload) => {
+      try {
+        return await prepareOperation(ctx.extra, id, payload);
+      } catch (error) {
+        if (error instanceof RequestError) return error.errors;
+        return [new GraphQLError('Internal server error', { originalError: error as Error })];
+      }
+    },
+
+    execute: (args) => {
+      const { prepared, contextValue, variableValues } = args as WsExecutionArgs;
+      return prepared.compiled.query(undefined, contextValue, variableValues) as ExecutionResult;
+    },
+
+    subscribe: (args) => hub.subscribe((args as WsExecutionArgs).subscription!),
+
+    onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
+
+    onError: (_ctx, _id, _payload, errors) => formatAll(errors),
+
+    onComplete: (ctx, _id, payload) => {
+      ctx.extra.subscriptions.delete(payload);
+    },
+  });
+
+  /** The same pipeline as HTTP; throws RequestError for anything that must not execute. */
+  async function prepareOperation(
+    connection: Connection,
+    id: string,
+    payload: SubscribePayload,
+  ): Promise<WsExecutionArgs | readonly GraphQLError[]> {
+    const caller = await options.authenticateToken(connection.token);
+    let prepared: PreparedOperation | undefined;
+    let refused: RequestError | undefined;
+    let registerAs: string | undefined;
+    try {
+      const resolved = await persisted.resolve(payload.query, payload.extensions);
+      registerAs = resolved.registerAs;
+      prepared = pipeline.prepare(resolved.query, payload.operationName, payload.variables);
+    } catch (error) {
+      if (!(error instanceof RequestError)) throw error;
+      refused = error;
+    }
+    // Everything but a subscription counts against the HTTP rate limit, refused ones too.
+    if (prepared?.operationType !== 'subscription' && options.limitOperation) {
+      if (!(await options.limitOperation({ caller, ip: connection.ip }))) {
+        return [new GraphQLError('Too many requests', { extensions: { code: ERROR_CODES.rateLimited } })];
+      }
+    }
+    if (refused || !prepared) throw refused;
+    const variablesKey = checkVariables(prepared, payload.variables);
+    if (registerAs) await persisted.register(registerAs, payload.query);
+
+    const base = {
+      schema: pipeline.schema,
+      document: prepared.document,
+      operationName: prepared.operationName,
+      variableValues: payload.variables ?? undefined,
+      rootValue: undefined,
+      prepared,
+    };
+    if (prepared.operationType !== 'subscription') {
+      return { ...base, contextValue: createContext(services, caller), subscription: undefined };
+    }
+    // Checked and counted after the last await, so concurrent subscribes cannot both pass at 100.
+    if (connection.subscriptions.size >= WS_LIMITS.maxSubscriptions) {
+      return [
+        new GraphQLError(`At most ${WS_LIMITS.maxSubscriptions} active subscriptions per connection`, {
+          extensions: { code: ERROR_CODES.tooManySubscriptions },
+        }),
+      ];
+    }
+    connection.subscriptions.add(payload);
+    const subscription: SubscriptionRequest<Connection> = {
+      prepared,
+      variables: payload.variables ?? undefined,
+      variablesKey,
+      caller,
+      subscriber: { connection, id },
+    };
+    return { ...base, contextValue: undefined, subscription };
+  }
+
+  /** Variables that do not match their declared types are refused before execution, as over HTTP. */
+  function checkVariables(prepared: PreparedOperation, variables: Record<string, unknown> | null | undefined): string {
+    const definitions = getOperationAST(prepared.document, prepared.operationName)?.variableDefinitions ?? [];
+    const coerced = getVariableValues(pipeline.schema, definitions, variables ?? {});
+    if (coerced.errors) throw new RequestError(coerced.errors.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED')));
+    return JSON.stringify(coerced.coerced);
+  }
+
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: WS_LIMITS.maxPayloadBytes,
+    perMessageDeflate: false,
+    handleProtocols: (protocols) => handleProtocols(protocols),
+    closeTimeout: WS_LIMITS.closeTimeoutMs,
+  } as ServerOptions);
+
+  wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
+    const connection: Connection = {
+      socket,
+      ip: clientIp(request, options.trustProxy),
+      cookieToken: cookieToken(request, options.publicUrl),
+      token: undefined,
+      subscriptions: new Set(),
+      alive: true,
+    };
+    connections.set(socket, connection);
+    socket.on('pong', onPong);
+    // ws closes the socket itself on protocol faults (1009 too big, 1002, 1007); only note them.
+    socket.on('error', (error) => log.debug({ err: error, ip: connection.ip }, 'WebSocket error'));
+    const closed = protocol.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) => send(connection, data),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (handle) =>
+          socket.on('message', (data) => {
+            handle(String(data)).catch((error: unknown) => {
+              log.error({ err: error }, 'unexpected error handling a WebSocket message');
+              socket.close(WS_CLOSE.InternalServerError, 'Internal server error');
+            });
+          }),
+      },
+      connection,
+    );
+    socket.once('close', (code, reason) => {
+      connections.delete(socket);
+      closed(code, reason.toString()).catch((error: unknown) => log.error({ err: error }, 'error releasing a WebSocket'));
+    });
+  });
+
+  function onPong(this: WebSocket): void {
+    const connection = connections.get(this);
+    if (connection) connection.alive = true;
+  }
+
+  const keepAlive = setInterval(() => {
+    for (const connection of connections.values()) {
+      if (!connection.alive) {
+        connection.socket.terminate();
+        continue;
+      }
+      connection.alive = false;
+      connection.socket.ping();
+    }
+  }, WS_LIMITS.keepAliveMs);
+  keepAlive.unref();
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const path = (request.url ?? '').split('?', 1)[0];
+    if (path !== WS_PATH) return refuse(socket, 404, 'Not Found');
+    if (!accepting) return refuse(socket, 503, 'Service Unavailable');
+    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+  };
+  httpServer.on('upgrade', onUpgrade);
+
+  async function shutDown(): Promise<void> {
+    accepting = false;
+    clearInterval(keepAlive);
+    await hub.drain();
+    const sockets = [...connections.keys()];
+    const allClosed = Promise.all(sockets.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve()))));
+    // ws sends the close frame after the data already queued on each socket.
+    for (const socket of sockets) socket.close(WS_CLOSE.GoingAway, 'Server shutting down');
+    const deadline = setTimeout(() => sockets.forEach((socket) => socket.terminate()), WS_LIMITS.shutdownGraceMs);
+    await allClosed;
+    clearTimeout(deadline);
+    hub.close();
+    httpServer.off('upgrade', onUpgrade);
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+  }
+
+  return {
+    stats: () => ({ connections: connections.size, ...hub.stats(), slowConsumersClosed }),
+    close: () => (closing ??= shutDown()),
+  };
+}
+
+function refuse(socket: Duplex, status: number, message: string): void {
+  socket.once('finish', () => socket.destroy());
+  socket.end(`HTTP/1.1 ${status} ${message}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}

@@ -1,0 +1,70 @@
+import { Redis } from 'ioredis';
+
+/**
+ * How every Inkwell Redis connection behaves. Redis is a shared accelerator, not the
+ * system of record, so a call must never wait for it: while it is down every command
+ * fails at once (no offline queue, one retry, short timeouts) and the caller degrades
+ * (SPEC section 1). The connection itself keeps reconnecting with capped backoff, so
+ * everything resumes without a restart once Redis is back.
+ */
+export const REDIS_CONNECT_TIMEOUT_MS = 2_000;
+export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
+const MAX_BACKOFF_MS = 2_000;
+
+export interface RedisConnectionEvents {
+  /** The connection went from ready to not ready (logged once per outage, not per command). */
+  onDown?(name: string, error: Error | undefined): void;
+  /** Ready again after an outage. */
+  onUp?(name: string): void;
+}
+
+export function connectRedis(url: string, name: string, events: RedisConnectionEvents = {}): Redis {
+  const client = new Redis(url, {
+    connectionName: `inkwell-${name}`,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    // Re-subscription is ours (RedisPubSub re-subscribes every wanted channel on
+    // 'ready'); ioredis's own only covers channels whose SUBSCRIBE had been confirmed.
+    autoResubscribe: false,
+    // Never give up: 100 ms, 200 ms, … capped at 2 s, with jitter so instances spread out.
+    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times - 1, 5), MAX_BACKOFF_MS) * (0.75 + Math.random() / 2),
+  });
+  let wasReady = false;
+  let lastError: Error | undefined;
+  // Without an 'error' listener ioredis prints every failed reconnect to the console.
+  client.on('error', (error: Error) => (lastError = error));
+  client.on('ready', () => {
+    if (wasReady) events.onUp?.(name);
+    wasReady = true;
+  });
+  client.on('close', () => {
+    if (wasReady && client.status !== 'end') events.onDown?.(name, lastError);
+  });
+  return client;
+}
+
+/** Resolves once every client is ready, or after `timeoutMs` (start-up goes on degraded). */
+export async function waitReady(clients: readonly Redis[], timeoutMs: number): Promise<boolean> {
+  const ready = (client: Redis) =>
+    client.status === 'ready' ? Promise.resolve() : new Promise<void>((resolve) => client.once('ready', () => resolve()));
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const result = await Promise.race([Promise.all(clients.map(ready)).then(() => true as const), timeout]);
+  clearTimeout(timer);
+  return result;
+}
+
+/** Closes a connection politely when it is up, at once otherwise. */
+export async function closeRedis(client: Redis): Promise<void> {
+  if (client.status === 'ready') {
+    try {
+      await client.quit();
+      return;
+    } catch {
+      // fall through: drop the socket
+    }
+  }
+  client.disconnect();
+}
