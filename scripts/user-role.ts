@@ -6,14 +6,12 @@
  * role, database failure); 2 invalid configuration. Messages are one line, no stack.
  */
 import { ConfigError, loadConfig } from '../src/config.js';
-import { connectDatabase, type Db } from '../src/db/connect.js';
+import { createBackends, type Backends } from '../src/backends.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { ROLES } from '../src/domain/caller.js';
 import { UserService } from '../src/domain/users.js';
 import { checkRole } from '../src/domain/validate.js';
 import { BadUserInputError, NotFoundError } from '../src/errors.js';
-import { MemoryPubSub } from '../src/realtime/memory.js';
-import { MemoryStore } from '../src/store/memory.js';
 
 const USAGE = `Usage: npm run user:role -- <email> <role>   (role: ${ROLES.join(', ')})`;
 
@@ -41,13 +39,15 @@ async function main(argv: string[]): Promise<void> {
     throw err;
   }
 
-  let db: Db | undefined;
+  let backends: Backends | undefined;
   let outcome: { message: string; code: number };
   try {
-    db = connectDatabase(config.database);
-    await migrateToLatest(db);
-    // setRole touches neither the cache nor pub/sub; in-memory ones satisfy the interface.
-    const users = new UserService({ db, kv: new MemoryStore(), pubsub: new MemoryPubSub() });
+    // The configured backends, not a bare connection: with REDIS_URL the write is
+    // announced to running instances (their result caches must not serve the old role).
+    backends = createBackends({ ...config, logLevel: 'silent' });
+    await backends.ready();
+    await migrateToLatest(backends.db);
+    const users = new UserService(backends);
     const user = await users.setRole(email, role);
     outcome = { message: `${user.email ?? email} is now ${user.role}`, code: 0 };
   } catch (err) {
@@ -60,7 +60,7 @@ async function main(argv: string[]): Promise<void> {
     outcome = { message, code: 1 };
   }
   // Closed before exiting: process.exit would skip a `finally`, and SQLite should checkpoint cleanly.
-  await db?.close().catch(() => {});
+  await backends?.close().catch(() => {});
   if (outcome.code !== 0) fail(outcome.message, outcome.code);
   process.stdout.write(`${outcome.message}\n`);
 }

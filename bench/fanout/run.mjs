@@ -7,6 +7,7 @@
  *   npm run build && node bench/fanout/run.mjs          # alone
  *   npm run bench                                       # with the others (bench/run.mjs)
  *   BENCH_FANOUT_SUBSCRIBERS=5000 BENCH_FANOUT_REACTIONS=100 BENCH_FANOUT_INTERVAL_MS=0
+ *   BENCH_FANOUT_PROFILE_DIR=/tmp/prof   # the service writes a .cpuprofile there on exit
  *
  * Three processes: the service (`dist/main.js`, preloaded with memory-probe.mjs, which
  * reports memory over IPC after a full GC), the load generator (loadgen.mjs) and this
@@ -23,7 +24,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { forkTracked, installCleanup, stopChild, waitForMessage } from '../lib/children.mjs';
-import { waitForQuiet } from '../lib/cpu.mjs';
+import { cpuMsOf, waitForQuiet } from '../lib/cpu.mjs';
 import { insertUsersAndPosts, makeTempDir, migrate } from '../lib/seed.mjs';
 import { ROOT, startService } from '../lib/service.mjs';
 import { formatTable } from '../lib/table.mjs';
@@ -48,7 +49,9 @@ export async function runFanout(ctx = {}) {
     const dbFile = join(temp.dir, 'fanout.db');
     await migrate(dbFile);
     const [postId] = insertUsersAndPosts(dbFile, { users: 1, postsPerUser: 1 }).postIds;
-    service = await startService({ dbFile, nodeArgs: ['--expose-gc', '--import', PROBE] });
+    const profileDir = process.env.BENCH_FANOUT_PROFILE_DIR;
+    const nodeArgs = ['--expose-gc', '--import', PROBE, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
+    service = await startService({ dbFile, nodeArgs });
     const wsUrl = `${service.url.replace(/^http/, 'ws')}/graphql`;
     const token = await signUp(service.url);
     const api = { graphqlUrl: service.graphqlUrl, token, postId };
@@ -73,9 +76,15 @@ export async function runFanout(ctx = {}) {
     log(`${connected.connected} connected in ${connected.ms} ms; ${kb(perConnection)} KB RSS, ${kb(heapPerConnection)} KB heap per connection`);
 
     log(`${reactions} reactions`);
+    const cpuBefore = { service: cpuMsOf(service.child.pid), loadgen: cpuMsOf(loadgen.pid) };
     loadgen.send({ cmd: 'react', ...api, reactions, intervalMs });
     const result = check(await waitForMessage(loadgen, (m) => m.cmd === 'react', 300_000));
+    const cpu = {
+      service: (cpuMsOf(service.child.pid) - cpuBefore.service) / reactions,
+      loadgen: (cpuMsOf(loadgen.pid) - cpuBefore.loadgen) / reactions,
+    };
     log(`${result.received}/${result.expected} delivered; p50 ${result.p50} ms, p99 ${result.p99} ms, ${Math.round(result.messagesPerSecond)} msg/s`);
+    log(`CPU per reaction: service ${cpu.service.toFixed(1)} ms, load generator ${cpu.loadgen.toFixed(1)} ms`);
 
     const pass = result.received === result.expected && result.p99 <= TARGETS.p99Ms && perConnection <= TARGETS.bytesPerConnection;
     return [
@@ -88,8 +97,9 @@ export async function runFanout(ctx = {}) {
           `req/s column = deliveries/s; p50/p99 = publish→receipt; ${kb(perConnection)} KB RSS per idle subscribed connection ` +
           `(heap ${kb(heapPerConnection)} KB); targets p99 ≤ ${TARGETS.p99Ms} ms, ≤ ${TARGETS.bytesPerConnection / 1024} KB/conn; ` +
           `delivered ${result.received.toLocaleString('en-US')}/${result.expected.toLocaleString('en-US')}, max ${result.max} ms, ` +
-          `reactions sent in ${result.publishSeconds.toFixed(1)} s`,
-        extra: { connected, result, before, after },
+          `reactions sent in ${result.publishSeconds.toFixed(1)} s; CPU per reaction: service ${cpu.service.toFixed(0)} ms, ` +
+          `load generator ${cpu.loadgen.toFixed(0)} ms`,
+        extra: { connected, result, before, after, cpu },
       },
     ];
   } finally {

@@ -67,6 +67,11 @@ export function connectDatabase(database: Config['database']): Db {
     });
     // Without a listener an idle client's error (server restart) would crash the process.
     pool.on('error', () => {});
+    // The pool listens only while a client is idle. A client checked out between two
+    // statements (a transaction) whose connection breaks (PostgreSQL stopped or
+    // restarted) emits 'error' with nobody listening, which would crash the process.
+    // The statement in flight fails on its own; the broken client is dropped on release.
+    pool.on('connect', (client) => client.on('error', () => {}));
     dialect = new PostgresDialect({ pool });
   }
   const kysely = new Kysely<Database>({ dialect: trackWrites(dialect, committed), log });

@@ -1,29 +1,23 @@
 import type { IncomingMessage } from 'node:http';
+import { cookieFromHeader, credentialOf } from '../auth/caller.js';
+import { AUTH_COOKIE } from '../auth/cookies.js';
 
 /**
- * Where a WebSocket's credentials come from (SPEC §5): the `connection_init` payload
+ * Where a WebSocket's access token comes from (SPEC §5): the `connection_init` payload
  * `{authorization: "Bearer <token>"}`, else the `auth-token` cookie of the upgrade
- * request. These helpers only extract the token; verifying it is the authenticator's
- * job, and a bad token is anonymous, as over HTTP.
+ * request — parsed by the account area's own helpers, as over HTTP. Verifying the
+ * token is the authenticator's job; a bad one is anonymous.
  */
 
-export const AUTH_COOKIE = 'auth-token';
-
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
 /**
- * The token the connection uses. An `authorization` member (any letter case) decides
- * on its own: when it is present but malformed the socket is anonymous, it does not
- * fall back to the cookie.
+ * The token the connection uses. An `authorization` member (any letter case) decides on
+ * its own, as an Authorization header does over HTTP: present but malformed means
+ * anonymous, not the cookie.
  */
 export function tokenFromParams(params: Readonly<Record<string, unknown>> | undefined, cookieToken: string | undefined): string | undefined {
-  if (params) {
-    for (const [key, value] of Object.entries(params)) {
-      if (key.toLowerCase() !== 'authorization') continue;
-      return typeof value === 'string' ? BEARER.exec(value)?.[1] : undefined;
-    }
-  }
-  return cookieToken;
+  const entry = params && Object.entries(params).find(([key]) => key.toLowerCase() === 'authorization');
+  if (!entry || entry[1] === undefined || entry[1] === null) return cookieToken;
+  return typeof entry[1] === 'string' ? credentialOf({ authorization: entry[1] }, undefined) : undefined;
 }
 
 /**
@@ -38,17 +32,7 @@ export function cookieToken(request: IncomingMessage, publicUrl: string): string
   if (!header) return undefined;
   const origin = request.headers.origin;
   if (origin !== undefined && !isOwnOrigin(origin, request.headers.host, publicUrl)) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0 || part.slice(0, eq).trim() !== AUTH_COOKIE) continue;
-    const value = part.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
-    try {
-      return decodeURIComponent(value) || undefined;
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
+  return cookieFromHeader(header, AUTH_COOKIE);
 }
 
 function isOwnOrigin(origin: string, host: string | undefined, publicUrl: string): boolean {

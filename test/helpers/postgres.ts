@@ -11,9 +11,8 @@ const run = promisify(execFile);
 /**
  * A throwaway PostgreSQL cluster for tests: `initdb` into a temporary directory, one
  * server on a free loopback port, trust authentication for the `inkwell` superuser,
- * durability settings off (a test cluster never survives an OS crash anyway; a killed
- * server still keeps every committed transaction, because the WAL is written). Runs as
- * the `postgres` system user when we are root (initdb refuses root).
+ * durability settings off unless `durable` (see PostgresOptions). Runs as the
+ * `postgres` system user when we are root (initdb refuses root).
  */
 export interface PostgresCluster {
   /** `postgres://inkwell@127.0.0.1:<port>/postgres`: a superuser URL on the maintenance database. */
@@ -60,7 +59,16 @@ function command(bin: string, tool: string, args: string[]): [string, string[]] 
   return isRoot() ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args];
 }
 
-export async function startPostgres(): Promise<PostgresCluster> {
+export interface PostgresOptions {
+  /**
+   * Real durability (fsync, synchronous commit): for the tests that crash the server and
+   * count acknowledged writes. Otherwise a commit is acknowledged before its WAL is
+   * written, which is fast and fine for everything else.
+   */
+  durable?: boolean;
+}
+
+export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresCluster> {
   const bin = findPostgresBin();
   if (!bin) throw new Error('PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): apt-get install postgresql');
   const dir = mkdtempSync(join(tmpdir(), 'inkwell-pg-'));
@@ -86,9 +94,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
       '-p', String(port),
       '-c', 'listen_addresses=127.0.0.1',
       '-c', `unix_socket_directories=${dir}`,
-      '-c', 'fsync=off',
-      '-c', 'synchronous_commit=off',
-      '-c', 'full_page_writes=off',
+      ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
       '-c', 'max_connections=300',
       '-c', 'shared_buffers=64MB',
       '-c', 'log_min_messages=fatal',

@@ -16,7 +16,7 @@ let databaseUrl: string;
 let token: { authorization: string };
 
 beforeAll(async () => {
-  cluster = await startPostgres();
+  cluster = await startPostgres({ durable: true });
   databaseUrl = await cluster.createDatabase('inkwell_faults');
   instance = await startInstance('A', {
     NODE_ENV: 'production',
@@ -82,6 +82,7 @@ it('crashes under load: 503 from /readyz, clean errors, recovery, and no acknowl
   expect(read.body.errors?.[0]?.extensions?.code).toBe('INTERNAL_ERROR');
   expect(read.body.errors?.[0]?.message).toBe('Internal server error');
   expectClean(read.body);
+  if (process.env.TEST_LOG_LEVEL) console.log(failures.slice(0, 3).map((f) => JSON.stringify(f.body)), acknowledged.length);
   for (const failure of failures.slice(0, 20)) {
     expect(failure.status).toBeLessThan(600);
     expectClean(failure.body);

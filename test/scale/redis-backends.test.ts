@@ -1,0 +1,248 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RedisPubSub } from '../../src/realtime/redis.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import { closeRedis, connectRedis, waitReady } from '../../src/store/redis-client.js';
+import { RedisStore } from '../../src/store/redis.js';
+import { CacheNotCurrentError, CacheStore, FallbackStore } from '../../src/store/resilient.js';
+import { freePort } from '../helpers/postgres.js';
+import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { eventually } from './instances.js';
+
+/**
+ * The Redis implementations of KeyValueStore and PubSub against a real redis-server:
+ * the same contract as the memory ones (src/store/kv.ts, src/realtime/pubsub.ts), plus
+ * what only Redis has: key prefixes, several instances, and losing the connection.
+ */
+const connections: Redis[] = [];
+const connect = async (url = inject('redisUrl')) => {
+  const client = connectRedis(url, 'test');
+  connections.push(client);
+  await waitReady([client], 5_000);
+  return client;
+};
+const prefix = () => `unit-${randomBytes(4).toString('hex')}:`;
+
+afterAll(async () => {
+  await Promise.all(connections.map(closeRedis));
+});
+
+describe('RedisStore', () => {
+  let store: RedisStore;
+  beforeAll(async () => {
+    store = new RedisStore(await connect(), prefix());
+  });
+
+  it('gets, sets and deletes strings; missing keys are undefined', async () => {
+    expect(await store.get('a')).toBeUndefined();
+    await store.set('a', 'één', 10_000);
+    expect(await store.get('a')).toBe('één');
+    expect(await store.getMany(['a', 'missing', 'a'])).toEqual(['één', undefined, 'één']);
+    expect(await store.getMany([])).toEqual([]);
+    await store.delete('a');
+    expect(await store.get('a')).toBeUndefined();
+  });
+
+  it('expires keys after their TTL', async () => {
+    await store.set('short', 'x', 50);
+    expect(await store.get('short')).toBe('x');
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await store.get('short')).toBeUndefined();
+  });
+
+  it('setIfAbsent sets only a missing key', async () => {
+    expect(await store.setIfAbsent('claim', '1', 10_000)).toBe(true);
+    expect(await store.setIfAbsent('claim', '2', 10_000)).toBe(false);
+    expect(await store.get('claim')).toBe('1');
+  });
+
+  it('incr counts atomically across connections, and the TTL restarts with each increment', async () => {
+    const key = 'counter';
+    const other = new RedisStore(await connect(), (store as unknown as { keyPrefix: string }).keyPrefix);
+    const counts = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? store : other).incr(key, 200)));
+    expect(counts.sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    await new Promise((r) => setTimeout(r, 120));
+    expect(await store.incr(key, 200)).toBe(51);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(await store.incr(key, 200)).toBe(52); // still alive: the TTL restarted
+    await new Promise((r) => setTimeout(r, 260));
+    expect(await store.incr(key, 200)).toBe(1);
+  });
+
+  it('keeps prefixes apart, and clear() removes only its own keys', async () => {
+    const client = await connect();
+    const one = new RedisStore(client, prefix());
+    const two = new RedisStore(client, prefix());
+    await one.set('k', 'one', 10_000);
+    await two.set('k', 'two', 10_000);
+    expect([await one.get('k'), await two.get('k')]).toEqual(['one', 'two']);
+    await one.clear();
+    expect([await one.get('k'), await two.get('k')]).toEqual([undefined, 'two']);
+  });
+
+  it('fails at once, without queueing, when Redis is unreachable', async () => {
+    const dead = connectRedis(`redis://127.0.0.1:${await freePort()}`, 'dead');
+    connections.push(dead);
+    const store = new RedisStore(dead, 'x:');
+    expect(store.available).toBe(false);
+    const started = Date.now();
+    await expect(store.get('k')).rejects.toThrow();
+    await expect(store.incr('k', 1000)).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(200);
+  });
+});
+
+describe('FallbackStore and CacheStore while Redis is unreachable', () => {
+  it('FallbackStore counts in memory while Redis is down', async () => {
+    const dead = connectRedis(`redis://127.0.0.1:${await freePort()}`, 'dead');
+    connections.push(dead);
+    const errors: unknown[] = [];
+    const store = new FallbackStore(new RedisStore(dead, 'x:'), new MemoryStore(), (e) => errors.push(e));
+    expect(await store.incr('rl', 60_000)).toBe(1);
+    expect(await store.incr('rl', 60_000)).toBe(2);
+    await store.set('apq', 'query', 60_000);
+    expect(await store.get('apq')).toBe('query');
+  });
+
+  it('FallbackStore uses Redis while it is up', async () => {
+    const shared = new RedisStore(await connect(), prefix());
+    const local = new MemoryStore();
+    const store = new FallbackStore(shared, local);
+    await store.incr('rl', 60_000);
+    expect(await shared.get('rl')).toBe('1');
+    expect(await local.get('rl')).toBeUndefined();
+  });
+
+  it('CacheStore rejects while down, remembers a missed write and replays it once Redis is back', async () => {
+    let server: RedisServer | undefined = await startRedis();
+    try {
+      const client = await connect(server.url);
+      const shared = new RedisStore(client, 'c:');
+      const cache = new CacheStore(shared, { retryMs: 100 });
+      await cache.set('version', 'v1', 60_000);
+      await server.stop();
+      await eventually(() => !shared.available, 5_000, 'the connection to drop');
+      await expect(cache.getMany(['entry', 'version'])).rejects.toThrow();
+      await expect(cache.set('version', 'v2', 60_000)).rejects.toThrow();
+      await expect(cache.delete('entry')).rejects.toThrow();
+      expect(cache.missedWrites).toBe(2);
+      await server.start();
+      // Until the replay, reads of those keys bypass the cache even though Redis answers.
+      await eventually(() => cache.missedWrites === 0, 10_000, 'the replay');
+      expect(await cache.get('version')).toBe('v2');
+      expect(await cache.get('entry')).toBeUndefined();
+      await cache.close();
+    } finally {
+      await server?.destroy();
+      server = undefined;
+    }
+  });
+
+  it('CacheStore bypasses a key whose write was missed until it is replayed', async () => {
+    const shared = new RedisStore(await connect(), prefix());
+    let failNext = true;
+    const flaky = Object.create(shared) as RedisStore;
+    flaky.set = async (key, value, ttl) => {
+      if (failNext) throw new Error('timeout');
+      return shared.set(key, value, ttl);
+    };
+    const cache = new CacheStore(flaky, { retryMs: 50 });
+    await expect(cache.set('k', 'new', 60_000)).rejects.toThrow('timeout');
+    await expect(cache.get('k')).rejects.toBeInstanceOf(CacheNotCurrentError);
+    expect(await cache.get('other')).toBeUndefined(); // other keys are served
+    failNext = false;
+    await eventually(() => cache.missedWrites === 0, 5_000, 'the retry');
+    expect(await cache.get('k')).toBe('new');
+    await cache.close();
+  });
+});
+
+describe('RedisPubSub', () => {
+  let a: RedisPubSub;
+  let b: RedisPubSub;
+  let channelPrefix: string;
+  let probe: Redis;
+  beforeAll(async () => {
+    channelPrefix = prefix();
+    a = new RedisPubSub(await connect(), await connect(), { channelPrefix });
+    b = new RedisPubSub(await connect(), await connect(), { channelPrefix });
+    probe = await connect();
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+  });
+
+  const numsub = async (channel: string) => ((await probe.pubsub('NUMSUB', channelPrefix + channel)) as [string, number])[1];
+
+  it('delivers locally at once (the listener exists when subscribe returns), in order', async () => {
+    const it = a.subscribe<number>('local');
+    await a.publish('local', 1);
+    await a.publish('local', 2);
+    expect(await it.next()).toEqual({ value: 1, done: false });
+    expect(await it.next()).toEqual({ value: 2, done: false });
+    await it.return!();
+  });
+
+  it('delivers to the other instance, in publish order, once, and not back to the publisher twice', async () => {
+    const onB = b.subscribe<{ n: number }>('x');
+    const onA = a.subscribe<{ n: number }>('x');
+    await eventually(async () => (await numsub('x')) === 2, 5_000, 'both to subscribe');
+    for (let n = 1; n <= 20; n++) await a.publish('x', { n });
+    const fromB: number[] = [];
+    for (let i = 0; i < 20; i++) fromB.push(((await onB.next()).value as { n: number }).n);
+    expect(fromB).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    const fromA: number[] = [];
+    for (let i = 0; i < 20; i++) fromA.push(((await onA.next()).value as { n: number }).n);
+    expect(fromA).toEqual(fromB);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(a.received).toBe(0); // its own echo was skipped
+    await onA.return!();
+    await onB.return!();
+  });
+
+  it('subscribes in Redis for the first listener of a channel and unsubscribes after the last', async () => {
+    const one = b.subscribe('shared');
+    const two = b.subscribe('shared');
+    await eventually(async () => (await numsub('shared')) === 1, 5_000, 'one SUBSCRIBE');
+    expect(b.listenerCount()).toBe(2);
+    await one.return!();
+    expect(await numsub('shared')).toBe(1);
+    const pending = two.next();
+    await two.return!();
+    expect(await pending).toEqual({ value: undefined, done: true });
+    await eventually(async () => (await numsub('shared')) === 0, 5_000, 'the UNSUBSCRIBE');
+    expect(b.listenerCount()).toBe(0);
+    expect(b.channelCount()).toBe(0);
+  });
+
+  it('re-subscribes after losing its connection and delivers again', async () => {
+    const it = b.subscribe<string>('resub');
+    await eventually(async () => (await numsub('resub')) === 1, 5_000, 'the SUBSCRIBE');
+    await probe.client('KILL', 'TYPE', 'pubsub'); // drops every subscriber connection
+    await eventually(async () => (await numsub('resub')) === 1, 10_000, 'the re-SUBSCRIBE');
+    await a.publish('resub', 'again');
+    expect(await it.next()).toEqual({ value: 'again', done: false });
+    await it.return!();
+  });
+
+  it('publishing while Redis is down neither throws nor blocks; local listeners still get the event', async () => {
+    const deadUrl = `redis://127.0.0.1:${await freePort()}`;
+    const dead = new RedisPubSub(connectRedis(deadUrl, 'p'), connectRedis(deadUrl, 's'));
+    const it = dead.subscribe<string>('c');
+    await expect(dead.publish('c', 'hello')).resolves.toBeUndefined();
+    expect(await it.next()).toEqual({ value: 'hello', done: false });
+    await dead.close();
+    expect(await it.next()).toEqual({ value: undefined, done: true });
+  });
+
+  it('close() ends every iterator', async () => {
+    const pubsub = new RedisPubSub(await connect(), await connect(), { channelPrefix: prefix() });
+    const it = pubsub.subscribe('c');
+    const pending = it.next();
+    await pubsub.close();
+    expect(await pending).toEqual({ value: undefined, done: true });
+    expect(pubsub.listenerCount()).toBe(0);
+  });
+});
