@@ -3,7 +3,7 @@
  * `node --cpu-prof`, loaded like `npm run bench` does, then stopped (SIGTERM, so V8
  * writes the profile) and summarised. Not part of `npm run bench`.
  *
- *   npm run build && node bench/profile.mjs [Q1 Q2 Q3] [--top=40] [--keep]
+ *   npm run build && node bench/profile.mjs [Q0 Q1 Q2 Q3] [--top=40] [--keep] [--env=NAME=VALUE ...]
  *
  * Summaries go to bench/results/profile-<Q>.txt; with --keep the .cpuprofile files
  * are copied there too (open them in Chrome DevTools or speedscope).
@@ -25,6 +25,12 @@ async function main() {
   const names = args.filter((a) => !a.startsWith('--'));
   const top = Number(args.find((a) => a.startsWith('--top='))?.slice(6) ?? 30);
   const keep = args.includes('--keep');
+  const env = {};
+  for (const arg of args.filter((a) => a.startsWith('--env='))) {
+    const [name, ...value] = arg.slice('--env='.length).split('=');
+    env[name] = value.join('=');
+  }
+  const suffix = Object.entries(env).map(([k, v]) => `-${k}=${v}`).join('');
   const resultsDir = fileURLToPath(new URL('results/', import.meta.url));
   mkdirSync(resultsDir, { recursive: true });
 
@@ -33,7 +39,7 @@ async function main() {
     for (const scenario of coreScenarios(db)) {
       if (names.length > 0 && !names.includes(scenario.name)) continue;
       const profDir = join(db.dir, `prof-${scenario.name}`);
-      const service = await startService({ dbFile: db.dbFile, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
+      const service = await startService({ dbFile: db.dbFile, env, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
       let result;
       try {
         const body = JSON.stringify({ query: scenario.query });
@@ -47,7 +53,7 @@ async function main() {
       const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
       if (!file) throw new Error(`${scenario.name}: no .cpuprofile written in ${profDir}`);
       const text = [
-        `# ${scenario.label} — profiled service (numbers are lower than unprofiled)`,
+        `# ${scenario.label}${suffix ? ` (${suffix.slice(1)})` : ''} — profiled service (numbers are lower than unprofiled)`,
         `${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; ` +
           `service ${Math.round(result.serverCpuUsPerReq ?? NaN)} µs CPU/req; other load on the machine ${Math.round((result.otherCpu ?? NaN) * 100)}% of a core ` +
           '(warm-up included in the profile)',
@@ -55,8 +61,8 @@ async function main() {
         formatSummary(summarise(loadProfile(join(profDir, file))), { top }),
       ].join('\n');
       console.log(`\n${text}\n`);
-      writeFileSync(join(resultsDir, `profile-${scenario.name}.txt`), `${text}\n`);
-      if (keep) copyFileSync(join(profDir, file), join(resultsDir, `profile-${scenario.name}.cpuprofile`));
+      writeFileSync(join(resultsDir, `profile-${scenario.name}${suffix}.txt`), `${text}\n`);
+      if (keep) copyFileSync(join(profDir, file), join(resultsDir, `profile-${scenario.name}${suffix}.cpuprofile`));
     }
   } finally {
     db.remove();

@@ -1,7 +1,7 @@
 /**
  * `npm run bench` (after `npm run build`): Inkwell against a raw node:http ceiling.
  *
- *   node bench/run.mjs [Q1 Q2 Q3 ...] [--no-optional]
+ *   node bench/run.mjs [Q0 Q1 Q2 Q3 ...] [--no-optional] [--env=NAME=VALUE ...]
  *   BENCH_DURATION=10 BENCH_WARMUP=3 BENCH_CONNECTIONS=50 (defaults)
  *
  * Prints a markdown table and writes it to bench/results/latest.md. Exits non-zero only
@@ -33,6 +33,7 @@ async function main() {
   const args = process.argv.slice(2);
   const only = args.filter((a) => !a.startsWith('--'));
   const withOptional = !args.includes('--no-optional');
+  const env = envArgs(args);
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first`);
 
   const rows = [];
@@ -40,7 +41,7 @@ async function main() {
   const db = await createBenchDatabase(SHAPE);
   let service;
   try {
-    service = await startService({ dbFile: db.dbFile });
+    service = await startService({ dbFile: db.dbFile, env });
     for (const scenario of coreScenarios(db)) {
       if (only.length > 0 && !only.includes(scenario.name)) continue;
       log(`${scenario.name}: measuring ceiling then service (${LOAD_DEFAULTS.warmup} s warm-up + ${LOAD_DEFAULTS.duration} s each)`);
@@ -50,7 +51,7 @@ async function main() {
     }
 
     if (withOptional) {
-      const ctx = { service, db, shape: SHAPE, only, load: LOAD_DEFAULTS };
+      const ctx = { service, db, shape: SHAPE, only, load: LOAD_DEFAULTS, env };
       for (const [file, name] of OPTIONAL) {
         const path = fileURLToPath(new URL(file, import.meta.url));
         if (!existsSync(path)) continue;
@@ -93,6 +94,16 @@ function formatReport(rows) {
     '',
     formatTable(rows),
   ].join('\n');
+}
+
+/** `--env=NAME=VALUE` flags: extra service configuration, e.g. `--env=RESPONSE_CACHE_MB=0`. */
+function envArgs(args) {
+  const env = {};
+  for (const arg of args.filter((a) => a.startsWith('--env='))) {
+    const [name, ...value] = arg.slice('--env='.length).split('=');
+    env[name] = value.join('=');
+  }
+  return env;
 }
 
 function log(message) {

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { seedDemoData } from './db/seed.js';
 import { setupAuth } from './auth/index.js';
+import { serializeRequest } from './auth/log.js';
 import { ipKey } from './auth/rate-limit.js';
 import type { AuthService } from './auth/service.js';
 import { createServices, type Services } from './domain/services.js';
@@ -55,7 +56,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   const persisted = new PersistedQueries(backends.counters, config.persistedQueries, manifest);
 
   const app = Fastify({
-    logger: { level: config.logLevel, redact },
+    logger: { level: config.logLevel, redact, serializers: { req: serializeRequest } },
     // Behind a proxy the client address comes from X-Forwarded-For (rate limits use it).
     trustProxy: config.trustProxy,
     return503OnClosing: true,

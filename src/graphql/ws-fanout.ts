@@ -158,7 +158,7 @@ class Group<C> {
   join(subscriber: Subscriber<C>): AsyncIterableIterator<ExecutionResult> {
     const member = new Member(this, subscriber);
     this.members.add(member);
-    return member.iterator();
+    return member;
   }
 
   /** A member left (complete, or its socket closed); the last one releases the source. */
@@ -215,12 +215,15 @@ class Group<C> {
   }
 }
 
-class Member<C> {
+/** One subscriber: the iterator graphql-ws reads (it only ever completes or fails) and the frame writer. */
+class Member<C> implements AsyncIterableIterator<ExecutionResult> {
   /** Receives events once graphql-ws has registered the subscription and started reading. */
   active = false;
   private finished = false;
+  /** The stream's error, for a read that comes after the group failed. */
   private failure: unknown;
-  private pending: { resolve(result: IteratorResult<ExecutionResult>): void; reject(error: unknown): void } | undefined;
+  private resolvePending: ((result: IteratorResult<ExecutionResult>) => void) | undefined;
+  private rejectPending: ((error: unknown) => void) | undefined;
   private prefix: Buffer | undefined;
 
   constructor(
@@ -234,43 +237,47 @@ class Member<C> {
     return Buffer.concat([this.prefix, body, SUFFIX], this.prefix.length + body.length + 1);
   }
 
-  /** Ended by the group: a pending read completes (or fails with the stream's error). */
+  /** Ended by the group: a pending read completes, or fails with the stream's error. */
   end(error: unknown): void {
     if (this.finished) return;
     this.finished = true;
     this.active = false;
-    this.failure = error;
-    const pending = this.pending;
-    this.pending = undefined;
-    if (!pending) return;
-    if (error === undefined) pending.resolve(DONE);
-    else pending.reject(error);
+    const [resolve, reject] = [this.resolvePending, this.rejectPending];
+    this.resolvePending = this.rejectPending = undefined;
+    if (!resolve || !reject) this.failure = error;
+    else if (error === undefined) resolve(DONE);
+    else reject(error);
   }
 
-  iterator(): AsyncIterableIterator<ExecutionResult> {
-    const stop = (): Promise<IteratorResult<ExecutionResult>> => {
-      if (!this.finished) {
-        this.end(undefined);
-        this.group.leave(this);
-      }
-      return Promise.resolve(DONE);
-    };
-    return {
-      next: () => {
-        if (this.finished) {
-          const failure = this.failure;
-          this.failure = undefined;
-          return failure === undefined ? Promise.resolve(DONE) : Promise.reject(failure);
-        }
-        this.active = true;
-        return new Promise((resolve, reject) => (this.pending = { resolve, reject }));
-      },
-      return: stop,
-      throw: (error: unknown) => stop().then(() => Promise.reject(error)),
-      [Symbol.asyncIterator]() {
-        return this;
-      },
-    };
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    if (this.finished) {
+      const failure = this.failure;
+      this.failure = undefined;
+      return failure === undefined ? Promise.resolve(DONE) : Promise.reject(failure);
+    }
+    this.active = true;
+    return new Promise((resolve, reject) => {
+      this.resolvePending = resolve;
+      this.rejectPending = reject;
+    });
+  }
+
+  /** graphql-ws calls it on `complete` and when the socket closes. */
+  return(): Promise<IteratorResult<ExecutionResult>> {
+    if (!this.finished) {
+      this.end(undefined);
+      this.group.leave(this);
+    }
+    return Promise.resolve(DONE);
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
+    await this.return();
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
   }
 }
 

@@ -31,16 +31,21 @@ export function connectRedis(url: string, name: string, events: RedisConnectionE
     // Never give up: 100 ms, 200 ms, … capped at 2 s, with jitter so instances spread out.
     retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times - 1, 5), MAX_BACKOFF_MS) * (0.75 + Math.random() / 2),
   });
-  let wasReady = false;
+  // Reported once per outage: 'close' also fires after every failed reconnect attempt.
+  let up = false;
+  let everUp = false;
   let lastError: Error | undefined;
   // Without an 'error' listener ioredis prints every failed reconnect to the console.
   client.on('error', (error: Error) => (lastError = error));
   client.on('ready', () => {
-    if (wasReady) events.onUp?.(name);
-    wasReady = true;
+    if (everUp && !up) events.onUp?.(name);
+    up = true;
+    everUp = true;
   });
   client.on('close', () => {
-    if (wasReady && client.status !== 'end') events.onDown?.(name, lastError);
+    if (!up) return;
+    up = false;
+    if (client.status !== 'end') events.onDown?.(name, lastError);
   });
   return client;
 }

@@ -60,6 +60,8 @@ export async function startTestIdp(options: { redirectUris: string[]; clientId?:
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     features: { devInteractions: { enabled: false } },
     pkce: { required: () => true },
+    // Explicit lifetimes (seconds); the defaults print a notice each.
+    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
     findAccount: async (_ctx: unknown, id: string) => {
       const account = accounts.get(id);
       if (!account) return undefined;

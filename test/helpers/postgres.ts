@@ -71,7 +71,9 @@ export interface PostgresOptions {
 export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresCluster> {
   const bin = findPostgresBin();
   if (!bin) throw new Error('PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): apt-get install postgresql');
-  const dir = mkdtempSync(join(tmpdir(), 'inkwell-pg-'));
+  // As root the server runs as `postgres`, which must reach the directory: /tmp, not a
+  // TMPDIR that may sit under root's home.
+  const dir = mkdtempSync(join(isRoot() ? '/tmp' : tmpdir(), 'inkwell-pg-'));
   const data = join(dir, 'data');
   if (isRoot()) {
     const { stdout } = await run('id', ['-u', 'postgres']);

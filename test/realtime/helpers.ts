@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import type { Caller, Role } from '../../src/domain/caller.js';
 import type { Post, User } from '../../src/domain/types.js';
 import type { GraphqlWsServer } from '../../src/graphql/ws.js';
+import { callerOf } from '../domain/helpers.js';
 import { signIn } from '../helpers/auth.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -18,10 +19,6 @@ export async function waitFor(check: () => boolean, timeoutMs = 5_000, what = 'c
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export function callerOf(user: User): Caller {
-  return { kind: 'user', id: user.id, role: user.role, sessionId: null };
-}
 
 let counter = 0;
 

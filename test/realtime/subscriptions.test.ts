@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
+import { channels } from '../../src/realtime/pubsub.js';
 import { startServer, wsUrl, type TestServer } from '../helpers/server.js';
 import { account, collect, fixtures, subscribersReady, waitFor, wsClient } from './helpers.js';
 
@@ -145,6 +146,20 @@ describe('subscriptions end to end (graphql-ws client over ws)', () => {
     expect(server.inkwell.realtime.stats()).toMatchObject({ groups: 0, subscribers: 0 });
   });
 
+  it('a failing event stream ends every subscriber of the group with an error and releases the listener', async () => {
+    const author = await make.user('editor');
+    const post = await make.post(author);
+    const c = client();
+    const subs = [collect(c, { query: REACTIONS, variables: { postId: post.id } }), collect(c, { query: REACTIONS, variables: { postId: post.id } })];
+    await subscribersReady(server.inkwell.realtime, 2);
+    // The visibility check refuses this payload (a NUL in an id): the stream fails.
+    await server.inkwell.backends.pubsub.publish(channels.postReactionAdded(post.id), { id: 'r', postId: 'bad\u0000id', userId: author.id, type: 'like', createdAt: '' });
+    await waitFor(() => subs.every((sub) => sub.errors.length === 1));
+    for (const sub of subs) expect(sub.errors[0]).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }) })]);
+    await waitFor(() => server.inkwell.backends.pubsub.listenerCount() === 0, 5_000, 'listener released');
+    expect(server.inkwell.realtime.stats()).toMatchObject({ groups: 0, subscribers: 0 });
+  });
+
   it('the API’s emitters: createUser, registration, publishPost (over HTTP with a real token)', async () => {
     const admin = await account(server, 'admin');
     const author = await make.user('editor');
@@ -204,5 +219,32 @@ describe('subscriptions end to end (graphql-ws client over ws)', () => {
     expect(mutation.results).toEqual([
       { data: null, errors: [{ message: expect.any(String), locations: expect.any(Array), path: ['addReaction'], extensions: { code: 'UNAUTHENTICATED' } }] },
     ]);
+  });
+});
+
+describe('in production', () => {
+  it('refuses introspection and masks internal errors, as over HTTP', async () => {
+    const prod = await startServer({ NODE_ENV: 'production', BCRYPT_COST: '10' });
+    const c = wsClient(wsUrl(prod));
+    try {
+      const schema = collect(c, { query: '{ __schema { types { name } } }' });
+      await waitFor(() => schema.errors.length === 1);
+      const refused = schema.errors[0] as { extensions: { code: string } }[];
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused.map((e) => e.extensions.code)).toEqual(refused.map(() => 'GRAPHQL_VALIDATION_FAILED'));
+
+      const sub = collect(c, { query: 'subscription { userCreated { id name } }' });
+      await subscribersReady(prod.inkwell.realtime, 1);
+      // A payload that breaks the schema (name is non-null): an internal fault, never shown.
+      await prod.inkwell.backends.pubsub.publish(channels.userCreated(), { id: 'x', name: null });
+      await waitFor(() => sub.results.length === 1);
+      expect(sub.results[0]).toEqual({
+        data: null,
+        errors: [{ message: 'Internal server error', locations: expect.any(Array), path: ['userCreated', 'name'], extensions: { code: 'INTERNAL_ERROR' } }],
+      });
+    } finally {
+      await c.dispose();
+      await prod.close();
+    }
   });
 });

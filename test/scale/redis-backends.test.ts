@@ -229,7 +229,9 @@ describe('RedisPubSub', () => {
 
   it('publishing while Redis is down neither throws nor blocks; local listeners still get the event', async () => {
     const deadUrl = `redis://127.0.0.1:${await freePort()}`;
-    const dead = new RedisPubSub(connectRedis(deadUrl, 'p'), connectRedis(deadUrl, 's'));
+    const [pub, sub] = [connectRedis(deadUrl, 'p'), connectRedis(deadUrl, 's')];
+    connections.push(pub, sub);
+    const dead = new RedisPubSub(pub, sub);
     const it = dead.subscribe<string>('c');
     await expect(dead.publish('c', 'hello')).resolves.toBeUndefined();
     expect(await it.next()).toEqual({ value: 'hello', done: false });

@@ -19,6 +19,7 @@ export function layout(title: string, content: SafeHtml, user?: PageUser): SafeH
 <meta name="referrer" content="no-referrer">
 <title>${title} · Inkwell</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
+<link rel="icon" href="data:,">
 </head>
 <body>
 <header class="site"><a class="brand" href="/account">Ink<span>well</span></a><nav>${nav}</nav></header>

@@ -30,9 +30,8 @@ export async function oauthRoutes(app: FastifyInstance, auth: AuthService): Prom
   });
 
   app.get<{ Params: { provider: string }; Querystring: Record<string, string | string[] | undefined> }>(
+    // The URL carries the authorization code: the request log serializer (src/auth/log.ts) redacts it.
     '/api/auth/callback/:provider',
-    // The request line carries the authorization code: never in the access log.
-    { logLevel: 'warn' },
     async (request, reply) => {
       const provider = auth.providers.get(request.params.provider);
       if (!provider) return sendError(reply, 404, 'Unknown provider');
