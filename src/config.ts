@@ -28,6 +28,8 @@ const baseSchema = z.object({
   AUTH_SECRET: z.string().optional(),
   PUBLIC_URL: z.url().optional(),
   BCRYPT_COST: intFrom(4, 31).default(12),
+  /** bcrypt operations at once; default: the cores less one, so hashing never takes every core. */
+  BCRYPT_CONCURRENCY: intFrom(1, 1024).optional(),
   RATE_LIMIT_MAX: intFrom(1, 1_000_000_000).default(100),
   RATE_LIMIT_WINDOW_MS: intFrom(1, 86_400_000).default(60_000),
   QUERY_MAX_DEPTH: intFrom(1, 1000).default(7),
@@ -62,6 +64,8 @@ export interface Config {
   /** Undefined outside production when not configured: the app generates and keeps one. */
   authSecret: string | undefined;
   bcryptCost: number;
+  /** Undefined: the number of cores less one (at least 1). */
+  bcryptConcurrency: number | undefined;
   rateLimit: { max: number; windowMs: number };
   limits: { maxDepth: number; maxComplexity: number; maxTokens: number; maxAliases: number };
   persistedQueries: 'on' | 'only' | 'off';
@@ -123,6 +127,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisKeyPrefix: e.REDIS_KEY_PREFIX,
     authSecret: e.AUTH_SECRET,
     bcryptCost: e.BCRYPT_COST,
+    bcryptConcurrency: e.BCRYPT_CONCURRENCY,
     rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
     limits: {
       maxDepth: e.QUERY_MAX_DEPTH,

@@ -69,9 +69,9 @@ export class PasswordHasher {
 
   constructor(
     readonly cost: number,
-    concurrency = Math.max(1, availableParallelism() - 1),
+    concurrency?: number,
   ) {
-    this.gate = new Gate(concurrency);
+    this.gate = new Gate(concurrency ?? Math.max(1, availableParallelism() - 1));
   }
 
   hash(password: string): Promise<string> {

@@ -57,7 +57,7 @@ export class AuthService {
     const db = authDb(backends.db);
     this.publicUrl = config.publicUrl;
     this.secure = config.isProduction;
-    this.hasher = new PasswordHasher(config.bcryptCost);
+    this.hasher = new PasswordHasher(config.bcryptCost, config.bcryptConcurrency);
     this.tokens = new AccessTokens(keys.accessToken, config.publicUrl);
     this.sessions = new SessionStore(db);
     this.callers = new CallerResolver(this.tokens, this.sessions);

@@ -1,7 +1,8 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { newId } from '../domain/ids.js';
 import type { AuthDatabase } from './db.js';
+import { sealSuccessor as seal, unsealSuccessor } from './successor.js';
 
 /**
  * Sessions and their refresh tokens (SPEC section 6, RFC 9700 section 4.14).
@@ -199,8 +200,8 @@ export class SessionStore {
   private async graceSuccessor(trx: Db, row: TokenRow, token: string, now: number): Promise<string | undefined> {
     if (row.rotated_at === null || row.successor_ciphertext === null) return undefined;
     if (now - Date.parse(row.rotated_at) > this.graceMs) return undefined;
-    const successor = unseal(row.successor_ciphertext, token);
-    if (!successor) return undefined;
+    const successor = unsealSuccessor(row.successor_ciphertext, token);
+    if (!successor || !TOKEN_SHAPE.test(successor)) return undefined;
     const next = await trx
       .selectFrom('refresh_tokens')
       .select(['rotated_at', 'expires_at'])
@@ -278,28 +279,3 @@ function deadReason(row: TokenRow, now: number): 'revoked' | 'expired' | undefin
 function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
-
-/** The key that seals a successor: derived from the rotated token, which only its holders know. */
-function successorKey(rotatedToken: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(rotatedToken, 'utf8'), 'inkwell-refresh', 'successor v1', 32));
-}
-
-function seal(successor: string, rotatedToken: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', successorKey(rotatedToken), iv);
-  const body = Buffer.concat([cipher.update(successor, 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
-}
-
-function unseal(sealed: string, rotatedToken: string): string | undefined {
-  try {
-    const raw = Buffer.from(sealed, 'base64url');
-    const decipher = createDecipheriv('aes-256-gcm', successorKey(rotatedToken), raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    const successor = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-    return TOKEN_SHAPE.test(successor) ? successor : undefined;
-  } catch {
-    return undefined;
-  }
-}
-

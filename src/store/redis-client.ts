@@ -21,6 +21,7 @@ export interface RedisConnectionEvents {
 export function connectRedis(url: string, name: string, events: RedisConnectionEvents = {}): Redis {
   const client = new Redis(url, {
     connectionName: `inkwell-${name}`,
+    enableAutoPipelining: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,

@@ -70,6 +70,15 @@ describe('RedisStore', () => {
     expect(await store.incr(key, 200)).toBe(1);
   });
 
+  it('incr still works when Redis has forgotten its script (a restart, SCRIPT FLUSH)', async () => {
+    const client = await connect();
+    const fresh = new RedisStore(client, prefix());
+    expect(await fresh.incr('n', 10_000)).toBe(1);
+    await client.script('FLUSH');
+    const results = await Promise.all([fresh.incr('n', 10_000), fresh.incr('n', 10_000), fresh.incr('m', 10_000)]);
+    expect(results).toEqual([2, 3, 1]);
+  });
+
   it('keeps prefixes apart, and clear() removes only its own keys', async () => {
     const client = await connect();
     const one = new RedisStore(client, prefix());
