@@ -15,6 +15,9 @@ import { eventually, freshDatabase, randomIp, startInstance, type Instance } fro
 let redisServer: RedisServer;
 let a: Instance;
 let b: Instance;
+/** Started while Redis is down. */
+let c: Instance | undefined;
+let env: Record<string, string>;
 let database: { url: string; drop(): Promise<void> };
 let client: Client;
 let token: { authorization: string };
@@ -29,7 +32,7 @@ const react = 'mutation ($id: ID!, $type: String!) { addReaction(postId: $id, ty
 beforeAll(async () => {
   redisServer = await startRedis();
   database = await freshDatabase(inject('postgresUrl'));
-  const env = {
+  env = {
     DATABASE_URL: database.url,
     REDIS_URL: redisServer.url,
     REDIS_KEY_PREFIX: prefix,
@@ -55,7 +58,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.dispose();
-  await Promise.all([a?.stop(), b?.stop()]);
+  await Promise.all([a?.stop(), b?.stop(), c?.stop()]);
   await database?.drop();
   await redisServer?.destroy();
 });
@@ -89,6 +92,8 @@ describe('Redis restarted while a subscriber is connected', () => {
 
   it('keeps answering HTTP while Redis is down, and /readyz says degraded', async () => {
     await redisServer.stop();
+    // An instance that starts now waits a few seconds for Redis, then serves degraded.
+    const starting = startInstance('C', env);
     for (const instance of [a, b]) {
       await eventually(async () => (await instance.get('/readyz')).body.redis === 'down', 10_000, `${instance.name} to notice`);
       const ready = await instance.get('/readyz');
@@ -110,11 +115,15 @@ describe('Redis restarted while a subscriber is connected', () => {
     // Rate limits fall back to per-instance counting: requests are still answered.
     const ip = randomIp();
     for (let i = 0; i < 3; i++) expect((await b.gql('{ __typename }', undefined, { ip })).status).toBe(200);
+
+    c = await starting;
+    expect((await c.get('/readyz')).body).toEqual({ status: 'degraded', database: 'up', redis: 'down' });
+    expect((await c.gql(lookup, { id: postId })).body.data.post.title).toBe('Poetry, degraded');
   });
 
   it('resumes without a restart: /readyz ok, re-subscribed, events delivered again', async () => {
     await redisServer.start();
-    for (const instance of [a, b]) {
+    for (const instance of [a, b, c!]) {
       await eventually(async () => (await instance.get('/readyz')).body.status === 'ok', 15_000, `${instance.name} to reconnect`);
       expect((await instance.get('/readyz')).body).toEqual({ status: 'ok', database: 'up', redis: 'up' });
     }
