@@ -19,7 +19,7 @@ import type { DataVersion } from './graphql/response-cache.js';
  *
  * Without REDIS_URL everything shared lives in this process. With it, caches, counters,
  * persisted queries and pub/sub go through Redis, and each degrades on its own while
- * Redis is down (src/store/resilient.ts, docs/production.md).
+ * Redis is down (src/store/resilient.ts, README, "When Redis is down").
  */
 export interface Backends {
   db: Db;

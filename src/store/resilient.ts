@@ -8,7 +8,7 @@ import { MemoryStore } from './memory.js';
  * - `FallbackStore`, for rate-limit counters and persisted queries: while the shared
  *   store fails, the same calls go to an in-process `MemoryStore`. Rate limits thus
  *   fall back to per-instance counting (neither open nor closed, see
- *   docs/production.md), and persisted queries to per-instance registration (a client
+ *   README, "When Redis is down"), and persisted queries to per-instance registration (a client
  *   that meets an instance without its hash gets PERSISTED_QUERY_NOT_FOUND and resends
  *   the text, as the protocol intends).
  *

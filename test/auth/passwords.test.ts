@@ -34,6 +34,12 @@ describe('hashing', () => {
     expect(costOf(hash)).toBe(12);
   });
 
+  it('BCRYPT_CONCURRENCY is optional (default: cores less one) and at least 1', () => {
+    expect(loadConfig({}).bcryptConcurrency).toBeUndefined();
+    expect(loadConfig({ BCRYPT_CONCURRENCY: '3' }).bcryptConcurrency).toBe(3);
+    expect(() => loadConfig({ BCRYPT_CONCURRENCY: '0' })).toThrow(/BCRYPT_CONCURRENCY/);
+  });
+
   it('a cost below 10 is refused in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', AUTH_SECRET: 'x'.repeat(32), BCRYPT_COST: '9' })).toThrow(/BCRYPT_COST/);
     expect(loadConfig({ NODE_ENV: 'production', AUTH_SECRET: 'x'.repeat(32), BCRYPT_COST: '10' }).bcryptCost).toBe(10);
