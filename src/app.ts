@@ -1,11 +1,11 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { createBackends, type Backends } from './backends.js';
 import type { Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { seedDemoData } from './db/seed.js';
 import { setupAuth } from './auth/index.js';
 import { serializeRequest } from './auth/log.js';
-import { ipKey } from './auth/rate-limit.js';
+import { clientKey, limiterKey } from './auth/rate-limit.js';
 import type { AuthService } from './auth/service.js';
 import { createServices, type Services } from './domain/services.js';
 import { graphqlHttpPlugin } from './graphql/http.js';
@@ -86,8 +86,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     authenticateToken: async (token) => (await auth.auth.callers.fromToken(token)).caller,
     // Queries and mutations over the socket count on the /graphql limiter's own key and counters.
     limitOperation: async ({ caller, ip }) => {
-      const client = caller.kind === 'user' ? `user:${caller.id}` : ipKey({ ip } as FastifyRequest);
-      const { count } = await auth.auth.counters.hit(`graphql:${client}`, config.rateLimit.windowMs);
+      const { count } = await auth.auth.counters.hit(limiterKey('graphql', clientKey(caller, ip)), config.rateLimit.windowMs);
       return count <= config.rateLimit.max;
     },
   });

@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { Caller } from '../domain/caller.js';
 import type { Services } from '../domain/services.js';
 import { pageRoutes } from './pages/routes.js';
-import { createLimiter, ipKey, registerRateLimit, TOO_MANY_REQUESTS, type LimitDecision } from './rate-limit.js';
+import { clientKey, createLimiter, registerRateLimit, TOO_MANY_REQUESTS, type LimitDecision } from './rate-limit.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { sendError } from './routes/http.js';
 import { oauthRoutes } from './routes/oauth.js';
@@ -39,11 +39,9 @@ export async function setupAuth(app: FastifyInstance, deps: { config: Config; ba
 
   await app.register(fastifyCookie);
   await registerRateLimit(app, auth.counters);
-  const clientKey = async (request: FastifyRequest) => {
-    const caller = await auth.callers.caller(request);
-    return caller.kind === 'user' ? `user:${caller.id}` : ipKey(request);
-  };
-  const limiter = (group: string) => createLimiter(app, { group, max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, clientKey });
+  const clientOf = async (request: FastifyRequest) => clientKey(await auth.callers.caller(request), request.ip);
+  const limiter = (group: string) =>
+    createLimiter(app, { group, max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, clientKey: clientOf });
   const limits = { graphql: limiter('graphql'), auth: limiter('auth'), pages: limiter('pages') };
 
   await app.register(async (area) => {

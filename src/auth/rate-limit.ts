@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import fastifyRateLimit from '@fastify/rate-limit';
+import type { Caller } from '../domain/caller.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyValueStore } from '../store/kv.js';
 import { MemoryStore } from '../store/memory.js';
@@ -102,7 +103,7 @@ export function createLimiter(
   const limit = app.createRateLimit({
     max: options.max,
     timeWindow: options.windowMs,
-    keyGenerator: async (request) => `${options.group}:${await options.clientKey(request)}`,
+    keyGenerator: async (request) => limiterKey(options.group, await options.clientKey(request)),
   });
   return async (request, reply) => {
     const result = await limit(request);
@@ -116,8 +117,14 @@ export function createLimiter(
   };
 }
 
-export function ipKey(request: FastifyRequest): string {
-  return `ip:${fastifyRateLimit.normalizeIP(request.ip)}`;
+/** The client a limit counts for: the signed-in user, else the IP address (SPEC 6). */
+export function clientKey(caller: Caller, ip: string): string {
+  return caller.kind === 'user' ? `user:${caller.id}` : `ip:${fastifyRateLimit.normalizeIP(ip)}`;
+}
+
+/** The counter of one client in one group (`graphql`, `auth`, …), shared by HTTP and WebSocket. */
+export function limiterKey(group: string, client: string): string {
+  return `${group}:${client}`;
 }
 
 export const LOGIN_FAILURE_LIMIT = 10;

@@ -106,7 +106,15 @@ describe('a token that must not work makes the caller anonymous, not an error', 
         return `${h}.${base64url.encode(JSON.stringify(payload))}.${sig}`;
       },
     ],
-    ['with one signature character changed', async () => session.accessToken.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))],
+    // The first signature character: the last one carries padding bits a decoder may ignore.
+    [
+      'with one signature character changed',
+      async () => {
+        const at = session.accessToken.lastIndexOf('.') + 1;
+        const c = session.accessToken[at];
+        return session.accessToken.slice(0, at) + (c === 'A' ? 'B' : 'A') + session.accessToken.slice(at + 1);
+      },
+    ],
     ['truncated', async () => session.accessToken.slice(0, -10)],
     ['that is not a JWT at all', async () => 'not-a-token'],
     ['empty', async () => ''],
