@@ -1,14 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import bcrypt from 'bcrypt';
+import { Worker } from 'node:worker_threads';
 import { charCount } from '../domain/validate.js';
+import { HASH_THREAD_NICE, HASH_WORKER_SOURCE, type HashRequest, type HashWorkerData, type HashWorkerMessage } from './hash-worker.js';
 
 /**
- * Password hashing with bcrypt. Hashing and comparing run on libuv's thread pool (the
- * asynchronous bcrypt API), never on the event loop. bcrypt only reads the first 72
- * bytes of a password, so longer ones are refused instead of silently truncated — at
- * registration and at login, where a longer password would otherwise match a stored
- * 72-byte one.
+ * Password hashing with bcrypt. Hashing and comparing run in a small pool of worker
+ * threads (hash-worker.ts) that run at the lowest scheduling priority (nice 19, Linux),
+ * never on the event loop: hashing uses the CPU that request serving leaves idle, so a
+ * burst of logins slows logins down, not the queries served meanwhile. bcrypt only
+ * reads the first 72 bytes of a password, so longer ones are refused instead of
+ * silently truncated — at registration and at login, where a longer password would
+ * otherwise match a stored 72-byte one.
  */
 
 export const MIN_PASSWORD_CHARS = 8;

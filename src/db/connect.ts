@@ -56,7 +56,9 @@ export function connectDatabase(database: Config['database']): Db {
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
-    externalVersion = () => sqlite.pragma('data_version', { simple: true }) as number;
+    // Prepared once: it is read on every cacheable request, and pragma() prepares anew.
+    const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+    externalVersion = () => dataVersion.get() as number;
   } else {
     const pool = new pg.Pool({
       connectionString: database.url,
