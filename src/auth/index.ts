@@ -36,6 +36,10 @@ export async function setupAuth(app: FastifyInstance, deps: { config: Config; ba
   const auth = new AuthService(config, deps.backends, deps.services, (err) =>
     app.log.warn({ err }, 'shared rate-limit store failed; counting on this instance'),
   );
+  // The password-hashing threads stop with the app (after in-flight requests finish).
+  app.addHook('onClose', async () => {
+    await auth.hasher.close();
+  });
 
   await app.register(fastifyCookie);
   await registerRateLimit(app, auth.counters);

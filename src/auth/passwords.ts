@@ -39,11 +39,7 @@ export function costOf(hash: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/**
- * A small FIFO gate: at most `limit` bcrypt operations at once. bcrypt at cost 12 is
- * ~240 ms of CPU; on a two-core machine, letting every login hash at once would take
- * both cores from the event loop. With the gate, hashing uses at most (cores − 1).
- */
+/** A small FIFO gate: at most `limit` async tasks at once, the rest wait in order. */
 export class Gate {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
@@ -67,19 +63,154 @@ export class Gate {
   }
 }
 
+type Job = {
+  request: HashRequest;
+  resolve: (value: string | boolean) => void;
+  reject: (error: Error) => void;
+};
+
+type PoolWorker = {
+  worker: Worker;
+  job: Job | undefined;
+  /** The worker's thread id and nice value, once it has reported them. */
+  tid: number | null;
+  nice: number | null;
+};
+
+/**
+ * bcrypt worker threads (hash-worker.ts), at most `size` of them, started on first use.
+ * Each runs one operation at a time; the others wait in a FIFO queue. An idle worker is
+ * unref'ed so it never keeps the process alive; a busy one is ref'ed until it answers.
+ * A worker that dies fails its operation and is replaced by the next one.
+ */
+export class HashPool {
+  private readonly workers = new Set<PoolWorker>();
+  private readonly idle: PoolWorker[] = [];
+  private readonly queue: Job[] = [];
+  private nextId = 1;
+  private closed = false;
+  private bcryptPath: string | undefined;
+
+  constructor(
+    readonly size: number,
+    private readonly nice = HASH_THREAD_NICE,
+  ) {
+    if (!Number.isInteger(size) || size < 1) throw new RangeError(`hash pool size must be a positive integer, not ${size}`);
+  }
+
+  /** Operations waiting for a free worker. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** The live workers' thread ids and nice values (null until reported, or where unknown). */
+  threads(): { tid: number | null; nice: number | null }[] {
+    return [...this.workers].map(({ tid, nice }) => ({ tid, nice }));
+  }
+
+  hash(password: string, cost: number): Promise<string> {
+    return this.run({ id: this.nextId++, op: 'hash', password, cost }) as Promise<string>;
+  }
+
+  compare(password: string, hash: string): Promise<boolean> {
+    return this.run({ id: this.nextId++, op: 'compare', password, hash }) as Promise<boolean>;
+  }
+
+  /** Stops every worker; queued and running operations fail. Later calls fail too. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error('password hasher closed'));
+    const workers = [...this.workers];
+    this.workers.clear();
+    this.idle.length = 0;
+    for (const entry of workers) this.fail(entry, new Error('password hasher closed'));
+    await Promise.all(workers.map(({ worker }) => worker.terminate()));
+  }
+
+  private run(request: HashRequest): Promise<string | boolean> {
+    if (this.closed) return Promise.reject(new Error('password hasher closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0 && !this.closed) {
+      const entry = this.idle.pop() ?? (this.workers.size < this.size ? this.spawn() : undefined);
+      if (!entry) return;
+      const job = this.queue.shift()!;
+      entry.job = job;
+      entry.worker.ref();
+      entry.worker.postMessage(job.request);
+    }
+  }
+
+  private spawn(): PoolWorker {
+    this.bcryptPath ??= createRequire(import.meta.url).resolve('bcrypt');
+    const workerData: HashWorkerData = { bcryptPath: this.bcryptPath, nice: this.nice };
+    const worker = new Worker(HASH_WORKER_SOURCE, { eval: true, workerData });
+    worker.unref();
+    const entry: PoolWorker = { worker, job: undefined, tid: null, nice: null };
+    this.workers.add(entry);
+
+    worker.on('message', (message: HashWorkerMessage) => {
+      if (message.type === 'ready') {
+        entry.tid = message.tid;
+        entry.nice = message.nice;
+        return;
+      }
+      const job = entry.job;
+      if (!job || job.request.id !== message.id) return;
+      entry.job = undefined;
+      worker.unref();
+      if (message.ok) job.resolve(message.value);
+      else job.reject(Object.assign(new Error(message.error.message), { name: message.error.name }));
+      if (this.workers.has(entry)) this.idle.push(entry);
+      this.dispatch();
+    });
+    worker.on('error', (error) => this.retire(entry, error));
+    worker.on('exit', (code) => this.retire(entry, new Error(`password hashing worker exited (code ${code})`)));
+    return entry;
+  }
+
+  /** A worker that failed or exited: out of the pool, its operation failed, the queue moves on. */
+  private retire(entry: PoolWorker, error: Error): void {
+    if (this.workers.delete(entry)) {
+      const at = this.idle.indexOf(entry);
+      if (at >= 0) this.idle.splice(at, 1);
+      void entry.worker.terminate();
+    }
+    this.fail(entry, error);
+    this.dispatch();
+  }
+
+  private fail(entry: PoolWorker, error: Error): void {
+    const job = entry.job;
+    entry.job = undefined;
+    entry.worker.unref();
+    job?.reject(error);
+  }
+}
+
+/** bcrypt operations at once by default: one per core (the threads yield to request serving). */
+export function defaultHashConcurrency(): number {
+  return Math.max(1, availableParallelism());
+}
+
 export class PasswordHasher {
   private dummy: Promise<string> | undefined;
-  private readonly gate: Gate;
+  private readonly pool: HashPool;
 
   constructor(
     readonly cost: number,
     concurrency?: number,
   ) {
-    this.gate = new Gate(concurrency ?? Math.max(1, availableParallelism() - 1));
+    this.pool = new HashPool(concurrency ?? defaultHashConcurrency());
   }
 
   hash(password: string): Promise<string> {
-    return this.gate.run(() => bcrypt.hash(password, this.cost));
+    return this.pool.hash(password, this.cost);
   }
 
   /**
@@ -90,7 +221,7 @@ export class PasswordHasher {
   async verify(password: string, hash: string | null | undefined): Promise<boolean> {
     const comparable = isComparable(password);
     const target = hash && comparable ? hash : await this.dummyHash();
-    const matched = await this.gate.run(() => bcrypt.compare(comparable ? password : 'x', target));
+    const matched = await this.pool.compare(comparable ? password : 'x', target);
     return matched && comparable && Boolean(hash);
   }
 
@@ -100,9 +231,22 @@ export class PasswordHasher {
     return cost === undefined || cost < this.cost;
   }
 
+  /** The hashing threads' ids and nice values (diagnostics). */
+  threads(): { tid: number | null; nice: number | null }[] {
+    return this.pool.threads();
+  }
+
+  /** Stops the hashing threads (the app's onClose). */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
   private dummyHash(): Promise<string> {
     // Made once, lazily, at the configured cost, from a random password nobody knows.
-    this.dummy ??= bcrypt.hash(randomBytes(18).toString('base64url'), this.cost);
+    this.dummy ??= this.pool.hash(randomBytes(18).toString('base64url'), this.cost).catch((error: unknown) => {
+      this.dummy = undefined;
+      throw error;
+    });
     return this.dummy;
   }
 }

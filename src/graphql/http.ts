@@ -6,7 +6,7 @@ import type { Services } from '../domain/services.js';
 import { createContext, type GraphQLContext } from './context.js';
 import { RequestError, formatError, requestError, withCode, type FormatOptions } from './errors.js';
 import { graphiqlHtml } from './graphiql.js';
-import { acceptedMediaType, contentTypeOf } from './media.js';
+import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
 import type { PersistedQueries } from './persisted.js';
 import type { OperationPipeline, PreparedOperation } from './pipeline.js';
 import type { CacheSlot, ResponseCache } from './response-cache.js';
@@ -37,6 +37,8 @@ interface RequestContext {
   caller: Caller;
   registerAs: string | undefined;
   log: FastifyRequest['log'];
+  /** Set by the cache probe on a miss, so the full path does not parse, prepare or look up again. */
+  probed?: { params: RequestParams; prepared: PreparedOperation; slot: CacheSlot | undefined };
 }
 
 interface PreparedArgs extends ExecutionArgs {
@@ -62,10 +64,48 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
     return [body, { status: error.status, statusText: '', headers: { 'content-type': type } }];
   };
 
+  const executionArgs = (req: Req, prepared: PreparedOperation, params: RequestParams, slot: CacheSlot | undefined): PreparedArgs => ({
+    schema: pipeline.schema,
+    document: prepared.document,
+    operationName: prepared.operationName,
+    variableValues: params.variables ?? undefined,
+    contextValue: createContext(services, req.context.caller),
+    rootValue: undefined,
+    prepared,
+    cacheSlot: slot,
+  });
+
+  /**
+   * The hot path of a read-mostly API: a query whose response is cached is answered
+   * before graphql-http runs. Only a clean hit is answered here; anything unusual
+   * (an error, a persisted-query registration, a mutation) returns undefined and takes
+   * the full path, which checks everything again and answers it properly.
+   */
+  const probeCache = async (req: Req, cache: ResponseCache): Promise<string | undefined> => {
+    let params: RequestParams;
+    let prepared: PreparedOperation;
+    try {
+      const raw = readParams(req);
+      const resolved = await persisted.resolve(raw.query, raw.extensions);
+      if (resolved.registerAs) return undefined;
+      params = { ...raw, query: resolved.query };
+      prepared = pipeline.prepare(params.query, params.operationName, params.variables);
+    } catch (error) {
+      if (error instanceof RequestError) return undefined;
+      throw error;
+    }
+    if (prepared.operationType !== 'query') return undefined;
+    const cached = await cache.lookup(prepared, params.variables, req.context.caller);
+    if (cached && 'body' in cached) return cached.body;
+    req.context.probed = { params, prepared, slot: cached };
+    return undefined;
+  };
+
   const handler = createHandler<FastifyRequest, RequestContext, GraphQLContext>({
     schema: pipeline.schema,
 
     parseRequestParams: async (req) => {
+      if (req.context.probed) return req.context.probed.params;
       try {
         const params = readParams(req);
         const resolved = await persisted.resolve(params.query, params.extensions);
@@ -78,6 +118,8 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
     },
 
     onSubscribe: async (req, params) => {
+      const probed = req.context.probed;
+      if (probed) return executionArgs(req, probed.prepared, probed.params, probed.slot);
       let prepared: PreparedOperation;
       try {
         prepared = pipeline.prepare(params.query, params.operationName, params.variables);
@@ -94,17 +136,7 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
         const type = contentTypeOf(acceptedMediaType(header(req, 'accept')));
         return [cached.body, { status: 200, statusText: '', headers: { 'content-type': type } }];
       }
-      const args: PreparedArgs = {
-        schema: pipeline.schema,
-        document: prepared.document,
-        operationName: prepared.operationName,
-        variableValues: params.variables ?? undefined,
-        contextValue: createContext(services, req.context.caller),
-        rootValue: undefined,
-        prepared,
-        cacheSlot: cached,
-      };
-      return args;
+      return executionArgs(req, prepared, params, cached);
     },
 
     execute: (args) => {
@@ -160,14 +192,20 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
       if (reply.sent) return reply;
     }
     const caller = await options.authenticate(request);
-    const [body, init] = await handler({
+    const req: Req = {
       method: request.method,
       url: request.url,
       headers: request.headers,
       body: (request.body as string | undefined) ?? null,
       raw: request,
       context: { caller, registerAs: undefined, log: request.log },
-    });
+    };
+    const probe = request.method === 'POST' || request.method === 'GET';
+    if (options.responseCache && probe && isAcceptable(request.headers.accept)) {
+      const cached = await probeCache(req, options.responseCache);
+      if (cached !== undefined) return reply.code(200).type(contentTypeOf(acceptedMediaType(request.headers.accept))).send(cached);
+    }
+    const [body, init] = await handler(req);
     if (body === null) return sendError(reply, request, init.status, init.statusText || 'Request refused', codeForStatus(init.status), init.headers);
     // graphql-http answers a mutation over GET with a 405 body of its own: no content type, no code.
     if (init.status === 405) return sendError(reply, request, 405, 'Cannot perform mutations over GET', 'METHOD_NOT_ALLOWED', init.headers);

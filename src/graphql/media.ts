@@ -15,6 +15,18 @@ export function acceptedMediaType(accept: string | undefined): GraphQLMediaType 
   return 'application/json';
 }
 
+/** Whether graphql-http would answer this Accept header at all (else it answers 406). */
+export function isAcceptable(accept: string | undefined): boolean {
+  if (!accept) return true;
+  for (const part of accept.toLowerCase().replace(/\s/g, '').split(',')) {
+    const [type, ...params] = part.split(';');
+    const charset = params.find((p) => p.startsWith('charset=')) ?? 'charset=utf-8';
+    if (charset !== 'charset=utf-8' && charset !== 'charset=utf8') continue;
+    if (type === 'application/graphql-response+json' || type === 'application/json' || type === 'application/*' || type === '*/*') return true;
+  }
+  return false;
+}
+
 export function contentTypeOf(mediaType: GraphQLMediaType): string {
   return `${mediaType}; charset=utf-8`;
 }

@@ -123,4 +123,32 @@ describe('response cache', () => {
     expect(second.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(server.inkwell.backends.db.queryCount - before).toBeGreaterThan(0);
   });
+
+  it('a cached query still honours content negotiation, GET and persisted queries', async () => {
+    const query = '{ books(limit: 3) { id title } }';
+    const warm = await counted(query);
+    const post = (headers: Record<string, string>, body: unknown) =>
+      fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+    const refused = await post({ accept: 'text/plain' }, { query });
+    expect(refused.status).toBe(406);
+    const legacy = await post({ accept: 'application/json' }, { query });
+    expect(legacy.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await legacy.json()).toEqual({ data: warm.data });
+    const modern = await post({ accept: 'application/graphql-response+json' }, { query });
+    expect(modern.headers.get('content-type')).toMatch(/^application\/graphql-response\+json/);
+
+    const viaGet = await fetch(`${server.url}/graphql?query=${encodeURIComponent(query)}`, { headers: { accept: 'application/json' } });
+    expect(await viaGet.json()).toEqual({ data: warm.data });
+
+    const { createHash } = await import('node:crypto');
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    const extensions = { persistedQuery: { version: 1, sha256Hash } };
+    expect((await (await post({}, { extensions })).json()).errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect(await (await post({}, { query, extensions })).json()).toEqual({ data: warm.data });
+    expect(await (await post({}, { extensions })).json()).toEqual({ data: warm.data });
+
+    const mutationOverGet = await fetch(`${server.url}/graphql?query=${encodeURIComponent('mutation { deletePost(id: "x") }')}`);
+    expect(mutationOverGet.status).toBe(405);
+  });
 });
