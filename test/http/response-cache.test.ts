@@ -144,7 +144,8 @@ describe('response cache', () => {
     const { createHash } = await import('node:crypto');
     const sha256Hash = createHash('sha256').update(query).digest('hex');
     const extensions = { persistedQuery: { version: 1, sha256Hash } };
-    expect((await (await post({}, { extensions })).json()).errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    const miss = (await (await post({}, { extensions })).json()) as { errors: { extensions: { code: string } }[] };
+    expect(miss.errors[0]!.extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
     expect(await (await post({}, { query, extensions })).json()).toEqual({ data: warm.data });
     expect(await (await post({}, { extensions })).json()).toEqual({ data: warm.data });
 
