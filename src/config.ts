@@ -28,7 +28,7 @@ const baseSchema = z.object({
   AUTH_SECRET: z.string().optional(),
   PUBLIC_URL: z.url().optional(),
   BCRYPT_COST: intFrom(4, 31).default(12),
-  /** bcrypt operations at once; default: the cores less one, so hashing never takes every core. */
+  /** bcrypt operations at once; default: the number of cores (hashing threads run at the lowest priority). */
   BCRYPT_CONCURRENCY: intFrom(1, 1024).optional(),
   RATE_LIMIT_MAX: intFrom(1, 1_000_000_000).default(100),
   RATE_LIMIT_WINDOW_MS: intFrom(1, 86_400_000).default(60_000),
@@ -64,7 +64,7 @@ export interface Config {
   /** Undefined outside production when not configured: the app generates and keeps one. */
   authSecret: string | undefined;
   bcryptCost: number;
-  /** Undefined: the number of cores less one (at least 1). */
+  /** Undefined: the number of cores (at least 1). */
   bcryptConcurrency: number | undefined;
   rateLimit: { max: number; windowMs: number };
   limits: { maxDepth: number; maxComplexity: number; maxTokens: number; maxAliases: number };

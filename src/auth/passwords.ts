@@ -7,7 +7,8 @@ import { HASH_THREAD_NICE, HASH_WORKER_SOURCE, type HashRequest, type HashWorker
 
 /**
  * Password hashing with bcrypt. Hashing and comparing run in a small pool of worker
- * threads (hash-worker.ts) that run at the lowest scheduling priority (nice 19, Linux),
+ * threads (hash-worker.ts) that run at the lowest scheduling priority (Linux: nice 19,
+ * and SCHED_IDLE where `chrt` is installed),
  * never on the event loop: hashing uses the CPU that request serving leaves idle, so a
  * burst of logins slows logins down, not the queries served meanwhile. bcrypt only
  * reads the first 72 bytes of a password, so longer ones are refused instead of
@@ -63,6 +64,9 @@ export class Gate {
   }
 }
 
+/** A hashing thread as it reported itself: policy 0 is SCHED_OTHER, 5 SCHED_IDLE. */
+export type HashThread = { tid: number | null; nice: number | null; policy: number | null };
+
 type Job = {
   request: HashRequest;
   resolve: (value: string | boolean) => void;
@@ -72,9 +76,10 @@ type Job = {
 type PoolWorker = {
   worker: Worker;
   job: Job | undefined;
-  /** The worker's thread id and nice value, once it has reported them. */
+  /** The worker's thread id, nice value and scheduling policy, once it has reported them. */
   tid: number | null;
   nice: number | null;
+  policy: number | null;
 };
 
 /**
@@ -91,9 +96,13 @@ export class HashPool {
   private closed = false;
   private bcryptPath: string | undefined;
 
+  /**
+   * `options.nice`: the hashing threads' nice value (default 19); `options.schedIdle`:
+   * also move them to SCHED_IDLE where `chrt` exists (default true; see hash-worker.ts).
+   */
   constructor(
     readonly size: number,
-    private readonly nice = HASH_THREAD_NICE,
+    private readonly options: { nice?: number; schedIdle?: boolean } = {},
   ) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`hash pool size must be a positive integer, not ${size}`);
   }
@@ -103,9 +112,9 @@ export class HashPool {
     return this.queue.length;
   }
 
-  /** The live workers' thread ids and nice values (null until reported, or where unknown). */
-  threads(): { tid: number | null; nice: number | null }[] {
-    return [...this.workers].map(({ tid, nice }) => ({ tid, nice }));
+  /** The live workers' thread ids, nice values and policies (null until reported, or where unknown). */
+  threads(): HashThread[] {
+    return [...this.workers].map(({ tid, nice, policy }) => ({ tid, nice, policy }));
   }
 
   hash(password: string, cost: number): Promise<string> {
@@ -148,16 +157,21 @@ export class HashPool {
 
   private spawn(): PoolWorker {
     this.bcryptPath ??= createRequire(import.meta.url).resolve('bcrypt');
-    const workerData: HashWorkerData = { bcryptPath: this.bcryptPath, nice: this.nice };
+    const workerData: HashWorkerData = {
+      bcryptPath: this.bcryptPath,
+      nice: this.options.nice ?? HASH_THREAD_NICE,
+      schedIdle: this.options.schedIdle ?? true,
+    };
     const worker = new Worker(HASH_WORKER_SOURCE, { eval: true, workerData });
     worker.unref();
-    const entry: PoolWorker = { worker, job: undefined, tid: null, nice: null };
+    const entry: PoolWorker = { worker, job: undefined, tid: null, nice: null, policy: null };
     this.workers.add(entry);
 
     worker.on('message', (message: HashWorkerMessage) => {
       if (message.type === 'ready') {
         entry.tid = message.tid;
         entry.nice = message.nice;
+        entry.policy = message.policy;
         return;
       }
       const job = entry.job;
@@ -231,8 +245,8 @@ export class PasswordHasher {
     return cost === undefined || cost < this.cost;
   }
 
-  /** The hashing threads' ids and nice values (diagnostics). */
-  threads(): { tid: number | null; nice: number | null }[] {
+  /** The hashing threads' ids, nice values and scheduling policies (diagnostics). */
+  threads(): HashThread[] {
     return this.pool.threads();
   }
 

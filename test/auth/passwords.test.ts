@@ -34,7 +34,7 @@ describe('hashing', () => {
     expect(costOf(hash)).toBe(12);
   });
 
-  it('BCRYPT_CONCURRENCY is optional (default: cores less one) and at least 1', () => {
+  it('BCRYPT_CONCURRENCY is optional (default: the number of cores) and at least 1', () => {
     expect(loadConfig({}).bcryptConcurrency).toBeUndefined();
     expect(loadConfig({ BCRYPT_CONCURRENCY: '3' }).bcryptConcurrency).toBe(3);
     expect(() => loadConfig({ BCRYPT_CONCURRENCY: '0' })).toThrow(/BCRYPT_CONCURRENCY/);
