@@ -39,51 +39,7 @@ export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
  * `env` wins.
  */
 export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'inkwell-test-'));
-  const backend = await testBackendEnv(env);
-  const config = loadConfig({
-    NODE_ENV: 'development',
-    DATABASE_URL: `file:${join(dir, 'inkwell.db')}`,
-    ...backend.env,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    AUTH_SECRET: TEST_SECRET,
-    BCRYPT_COST: '4',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    SEED_DEMO_DATA: 'never',
-    RATE_LIMIT_MAX: '100000',
-    ...env,
-  });
-  let inkwell: Inkwell;
-  try {
-    inkwell = await buildInkwell(config);
-  } catch (error) {
-    await backend.drop();
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
-  await inkwell.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = inkwell.app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no address');
-  const url = `http://127.0.0.1:${address.port}`;
-
-  return {
-    url,
-    inkwell,
-    async gql(query, variables, init = {}) {
-      const response = await fetch(`${url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...init.headers },
-        body: JSON.stringify({ query, variables, operationName: init.operationName, extensions: init.extensions }),
-      });
-      return { status: response.status, headers: response.headers, body: (await response.json()) as GqlResponse<any>['body'] };
-    },
-    async close() {
-      await inkwell.close();
-      await backend.drop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return startServerListening({ PORT: '0', ...env }, 0);
 }
 
 /** The WebSocket endpoint of a test server (graphql-transport-ws at /graphql). */
@@ -138,6 +94,7 @@ export async function freeLoopbackPort(): Promise<number> {
   return port;
 }
 
+/** Builds the service on a fresh database and listens on `port` (0: the OS picks one). */
 async function startServerListening(env: Record<string, string>, port: number): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'inkwell-test-'));
   const backend = await testBackendEnv(env);
@@ -162,7 +119,9 @@ async function startServerListening(env: Record<string, string>, port: number): 
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
-  const url = `http://127.0.0.1:${port}`;
+  const address = inkwell.app.server.address();
+  if (!address || typeof address === 'string') throw new Error('no address');
+  const url = `http://127.0.0.1:${address.port}`;
   return {
     url,
     inkwell,
