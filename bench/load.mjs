@@ -38,6 +38,8 @@ process.once('message', async (opts) => {
       body: opts.body,
       connections: opts.connections ?? 50,
       pipelining: opts.pipelining ?? 1,
+      // A fixed request rate (open loop): CPU per request then compares code, not load dynamics.
+      ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
     };
     let warmup = null;
     if (opts.warmup > 0) {

@@ -13,7 +13,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { installCleanup } from './lib/children.mjs';
 import { LOAD_DEFAULTS } from './lib/load.mjs';
-import { measureScenario } from './lib/scenario.mjs';
+import { measureScenario, ROUNDS } from './lib/scenario.mjs';
 import { coreScenarios } from './lib/scenarios.mjs';
 import { createBenchDatabase } from './lib/seed.mjs';
 import { MAIN, startService } from './lib/service.mjs';
@@ -44,7 +44,7 @@ async function main() {
     service = await startService({ dbFile: db.dbFile, env });
     for (const scenario of coreScenarios(db)) {
       if (only.length > 0 && !only.includes(scenario.name)) continue;
-      log(`${scenario.name}: measuring ceiling then service (${LOAD_DEFAULTS.warmup} s warm-up + ${LOAD_DEFAULTS.duration} s each)`);
+      log(`${scenario.name}: measuring ceiling then service, ${ROUNDS} rounds (${LOAD_DEFAULTS.warmup} s warm-up + ${LOAD_DEFAULTS.duration} s each)`);
       const row = await measureScenario({ service, scenario });
       log(`${scenario.name}: service ${Math.round(row.service.rps)} req/s, ceiling ${Math.round(row.ceiling.rps)} req/s`);
       rows.push(row);
@@ -90,7 +90,8 @@ function formatReport(rows) {
     '',
     `Node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}; SQLite, ${SHAPE.users} users × ${SHAPE.postsPerUser} posts; ` +
       `autocannon ${connections} connections, pipelining ${pipelining}, ${warmup} s warm-up + ${duration} s measured, ` +
-      'each from its own process. Ceiling: raw node:http answering the same bytes. Latencies in ms; req/s is the per-second average.',
+      'each from its own process. Ceiling: raw node:http answering the same bytes. Latencies in ms; req/s is the per-second average. ' +
+      `Ratio rows: ${ROUNDS} rounds of ceiling-then-service; the row shows the round with the median ratio.`,
     '',
     formatTable(rows),
   ].join('\n');

@@ -8,6 +8,9 @@ import { serializeRequest } from './auth/log.js';
 import { clientKey, limiterKey } from './auth/rate-limit.js';
 import type { AuthService } from './auth/service.js';
 import { createServices, type Services } from './domain/services.js';
+import { CacheProbe } from './graphql/cache-probe.js';
+import { cachedQueryAnswer } from './graphql/front-answer.js';
+import { FrontDoor } from './graphql/front-door.js';
 import { graphqlHttpPlugin } from './graphql/http.js';
 import { PersistedQueries, loadManifest } from './graphql/persisted.js';
 import { OperationPipeline } from './graphql/pipeline.js';
@@ -27,6 +30,8 @@ export interface Inkwell {
   realtime: GraphqlWsServer;
   /** The account area: sessions, tokens, callers (src/auth). */
   auth: AuthService;
+  /** Answers anonymous cached queries before Fastify (src/graphql/front-door.ts). */
+  front: FrontDoor;
   /** Stops accepting work, lets in-flight requests finish, then closes the backends. */
   close(): Promise<void>;
 }
@@ -55,7 +60,11 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   // The fallback store: while Redis is down, hashes register per instance (clients resend the text).
   const persisted = new PersistedQueries(backends.counters, config.persistedQueries, manifest);
 
+  const responseCache = config.responseCacheBytes > 0 ? new ResponseCache(backends.dataVersion, config.responseCacheBytes) : undefined;
+  const front = new FrontDoor();
+
   const app = Fastify({
+    serverFactory: front.serverFactory,
     logger: { level: config.logLevel, redact, serializers: { req: serializeRequest } },
     // Behind a proxy the client address comes from X-Forwarded-For (rate limits use it).
     trustProxy: config.trustProxy,
@@ -70,7 +79,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     pipeline,
     services,
     persisted,
-    responseCache: config.responseCacheBytes > 0 ? new ResponseCache(backends.dataVersion, config.responseCacheBytes) : undefined,
+    responseCache,
     isProduction: config.isProduction,
     authenticate: auth.authenticate,
     preHandler: auth.graphqlPreHandler,
@@ -91,7 +100,21 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     },
   });
   // Open sockets would keep the HTTP server from closing: they go first, with 1001.
-  app.addHook('preClose', () => realtime.close());
+  app.addHook('preClose', () => {
+    front.close();
+    return realtime.close();
+  });
+  if (responseCache) {
+    const answer = cachedQueryAnswer({
+      probe: new CacheProbe(pipeline, persisted, responseCache),
+      cache: responseCache,
+      counters: auth.auth.counters,
+      rateLimit: config.rateLimit,
+      trustProxy: config.trustProxy,
+      isProduction: config.isProduction,
+    });
+    front.open(answer, app.log);
+  }
 
   return {
     app,
@@ -101,6 +124,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     pipeline,
     realtime,
     auth: auth.auth,
+    front,
     async close() {
       await app.close();
       await backends.close();

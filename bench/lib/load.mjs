@@ -10,8 +10,8 @@ const SCRIPT = fileURLToPath(new URL('../load.mjs', import.meta.url));
 export const LOAD_DEFAULTS = {
   connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
   pipelining: 1,
-  duration: Number(process.env.BENCH_DURATION ?? 10),
-  warmup: Number(process.env.BENCH_WARMUP ?? 3),
+  duration: Number(process.env.BENCH_DURATION ?? 8),
+  warmup: Number(process.env.BENCH_WARMUP ?? 2),
 };
 
 /**

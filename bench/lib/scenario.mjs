@@ -1,16 +1,25 @@
 /**
  * One scenario measured against its ceiling: take the real response from the service,
- * serve those bytes from the raw node:http ceiling, load the ceiling, then the service.
+ * serve those bytes from the raw node:http ceiling, then load the ceiling and the
+ * service in turn, for several rounds (BENCH_ROUNDS, default 3).
+ *
+ * Why rounds: this machine is a shared VM whose speed drifts by ±20 % over tens of
+ * seconds, for the ceiling as much as for the service. A ratio from two runs taken
+ * minutes apart measures that drift as much as the code; each round pairs two adjacent
+ * runs, and the row shows the round whose ratio is the median (all ratios are in the notes).
  */
 import { startCeiling } from './ceiling.mjs';
 import { waitForQuiet } from './cpu.mjs';
 import { runLoad } from './load.mjs';
 import { REQUEST_HEADERS, postGraphQL } from './service.mjs';
 
+export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+
 /**
  * scenario: { name, query, variables?, target?, headers?, check?(json) }
  * Optional hook `duringServiceLoad()` starts extra work before the service is loaded and
  * returns an async stop function (e.g. logins in flight); its result lands in row.extra.
+ * With that hook there is one round (the extra work is the measurement).
  */
 export async function measureScenario({ service, scenario, duringServiceLoad, load = {} }) {
   const body = JSON.stringify({ query: scenario.query, ...(scenario.variables ? { variables: scenario.variables } : {}) });
@@ -23,38 +32,44 @@ export async function measureScenario({ service, scenario, duringServiceLoad, lo
 
   const quiet = { log: (m) => console.error(`[bench] ${scenario.name}: ${m}`) };
   const ceiling = await startCeiling({ bytes: first.bytes, contentType: first.contentType });
-  let ceilingResult;
+  const rounds = [];
+  let extra;
   try {
-    await waitForQuiet(quiet);
-    ceilingResult = await runLoad({ url: ceiling.graphqlUrl, body, headers, serverPid: ceiling.child.pid, ...load });
+    const count = duringServiceLoad ? 1 : ROUNDS;
+    for (let round = 0; round < count; round++) {
+      await waitForQuiet(quiet);
+      const ceilingResult = await runLoad({ url: ceiling.graphqlUrl, body, headers, serverPid: ceiling.child.pid, ...load });
+      await waitForQuiet(quiet);
+      const stopExtra = duringServiceLoad ? await duringServiceLoad() : undefined;
+      let serviceResult;
+      try {
+        serviceResult = await runLoad({
+          url: service.graphqlUrl,
+          body,
+          headers,
+          expectBody: first.bytes.toString('utf8'),
+          serverPid: service.child.pid,
+          ...load,
+        });
+      } finally {
+        if (stopExtra) extra = await stopExtra();
+      }
+      rounds.push({ service: serviceResult, ceiling: ceilingResult, ratio: serviceResult.rps / ceilingResult.rps });
+    }
   } finally {
     await ceiling.stop();
   }
 
-  await waitForQuiet(quiet);
-  const stopExtra = duringServiceLoad ? await duringServiceLoad() : undefined;
-  let serviceResult;
-  let extra;
-  try {
-    serviceResult = await runLoad({
-      url: service.graphqlUrl,
-      body,
-      headers,
-      expectBody: first.bytes.toString('utf8'),
-      serverPid: service.child.pid,
-      ...load,
-    });
-  } finally {
-    if (stopExtra) extra = await stopExtra();
-  }
-
+  const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)];
+  const roundNote = rounds.length > 1 ? `; rounds ${rounds.map((r) => `${r.ratio.toFixed(2)}×`).join(', ')} (median shown)` : '';
   return {
     scenario: scenario.label ?? scenario.name,
-    service: serviceResult,
-    ceiling: ceilingResult,
+    service: median.service,
+    ceiling: median.ceiling,
+    ratio: median.ratio,
     target: scenario.target,
     responseBytes: first.bytes.length,
-    notes: notesFor(serviceResult, ceilingResult, first.bytes.length),
+    notes: notesFor(median.service, median.ceiling, first.bytes.length) + roundNote,
     extra,
   };
 }

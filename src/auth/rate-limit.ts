@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import fastifyRateLimit from '@fastify/rate-limit';
+import { LRUCache } from 'lru-cache';
 import type { Caller } from '../domain/caller.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyValueStore } from '../store/kv.js';
@@ -28,6 +29,8 @@ export interface Counters {
   hit(key: string, windowMs: number): Promise<WindowCount>;
   /** Forgets the current window's hits. */
   reset(key: string, windowMs: number): Promise<void>;
+  /** `hit` without a promise when the counters live in this process; undefined otherwise. */
+  hitNow?(key: string, windowMs: number): WindowCount | undefined;
 }
 
 export class KvCounters implements Counters {
@@ -48,6 +51,12 @@ export class KvCounters implements Counters {
       count = await this.fallback.incr(windowKey, windowMs);
     }
     return { count, resetInMs };
+  }
+
+  hitNow(key: string, windowMs: number): WindowCount | undefined {
+    if (!this.kv.incrNow) return undefined;
+    const { windowKey, resetInMs } = this.window(key, windowMs);
+    return { count: this.kv.incrNow(windowKey, windowMs), resetInMs };
   }
 
   async reset(key: string, windowMs: number): Promise<void> {
@@ -108,18 +117,55 @@ export function createLimiter(
   return async (request, reply) => {
     const result = await limit(request);
     if (result.isAllowed) return { allowed: true, limit: options.max, remaining: options.max, retryAfterSeconds: 0 };
-    const retryAfterSeconds = Math.max(1, result.ttlInSeconds);
-    reply.header('x-ratelimit-limit', result.max);
-    reply.header('x-ratelimit-remaining', result.remaining);
-    reply.header('x-ratelimit-reset', retryAfterSeconds);
-    if (result.isExceeded) reply.header('retry-after', retryAfterSeconds);
-    return { allowed: !result.isExceeded, limit: result.max, remaining: result.remaining, retryAfterSeconds };
+    const decision: LimitDecision = {
+      allowed: !result.isExceeded,
+      limit: result.max,
+      remaining: result.remaining,
+      retryAfterSeconds: Math.max(1, result.ttlInSeconds),
+    };
+    reply.headers(limitHeaders(decision));
+    return decision;
   };
+}
+
+/** The decision on a count of hits in a window (the front door counts without the plugin). */
+export function windowDecision(max: number, hit: WindowCount): LimitDecision {
+  return {
+    allowed: hit.count <= max,
+    limit: max,
+    remaining: Math.max(0, max - hit.count),
+    retryAfterSeconds: Math.max(1, Math.ceil(hit.resetInMs / 1000)),
+  };
+}
+
+/** The headers every limited response carries; `retry-after` once over the limit. */
+export function limitHeaders(decision: LimitDecision): Record<string, number> {
+  const headers: Record<string, number> = {
+    'x-ratelimit-limit': decision.limit,
+    'x-ratelimit-remaining': decision.remaining,
+    'x-ratelimit-reset': decision.retryAfterSeconds,
+  };
+  if (!decision.allowed) headers['retry-after'] = decision.retryAfterSeconds;
+  return headers;
 }
 
 /** The client a limit counts for: the signed-in user, else the IP address (SPEC 6). */
 export function clientKey(caller: Caller, ip: string): string {
-  return caller.kind === 'user' ? `user:${caller.id}` : `ip:${fastifyRateLimit.normalizeIP(ip)}`;
+  return caller.kind === 'user' ? `user:${caller.id}` : `ip:${normalizeIp(ip)}`;
+}
+
+// IPv6 normalisation (to the /64) runs a long regex and an address parser: remembered per address.
+const normalizedIPv6 = new LRUCache<string, string>({ max: 10_000 });
+
+function normalizeIp(ip: string): string {
+  // IPv4 (and 'unknown') comes through as it is; only IPv6 has a colon.
+  if (!ip.includes(':')) return ip.toLowerCase();
+  let normalized = normalizedIPv6.get(ip);
+  if (normalized === undefined) {
+    normalized = fastifyRateLimit.normalizeIP(ip);
+    normalizedIPv6.set(ip, normalized);
+  }
+  return normalized;
 }
 
 /** The counter of one client in one group (`graphql`, `auth`, …), shared by HTTP and WebSocket. */

@@ -6,6 +6,7 @@ import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
+import { externalChangeCounter, type ChangeCounter } from './sqlite-changes.js';
 import { trackWrites, type CommittedWriteListener } from './write-tracking.js';
 
 /**
@@ -42,7 +43,7 @@ export function connectDatabase(database: Config['database']): Db {
     writes++;
     for (const listener of listeners) await listener();
   };
-  let externalVersion = () => 0;
+  let external: ChangeCounter = { read: () => 0, close: () => {} };
 
   let dialect: Dialect;
   if (database.kind === 'sqlite') {
@@ -56,9 +57,7 @@ export function connectDatabase(database: Config['database']): Db {
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
-    // Prepared once: it is read on every cacheable request, and pragma() prepares anew.
-    const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
-    externalVersion = () => dataVersion.get() as number;
+    external = externalChangeCounter(sqlite, file);
   } else {
     const pool = new pg.Pool({
       connectionString: database.url,
@@ -84,13 +83,14 @@ export function connectDatabase(database: Config['database']): Db {
     get queryCount() {
       return queryCount;
     },
-    changeStamp: () => `${writes}.${externalVersion()}`,
+    changeStamp: () => `${writes}.${external.read()}`,
     onCommittedWrite: (listener) => void listeners.push(listener),
     async ping() {
       await sql`select 1`.execute(kysely);
     },
     async close() {
       await kysely.destroy();
+      external.close();
     },
   };
 }

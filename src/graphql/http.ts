@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecutionArgs, ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { createHandler, type Request as HttpRequest, type RequestParams, type Response as HttpResponse } from 'graphql-http';
@@ -9,6 +10,9 @@ import { graphiqlHtml } from './graphiql.js';
 import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
 import type { PersistedQueries } from './persisted.js';
 import type { OperationPipeline, PreparedOperation } from './pipeline.js';
+import { CacheProbe, type ProbedMiss } from './cache-probe.js';
+import { replayedBody } from './front-door.js';
+import { firstHeader, readParams, wantsHtml, type RawGraphQLRequest } from './request-params.js';
 import type { CacheSlot, ResponseCache } from './response-cache.js';
 
 /**
@@ -38,7 +42,7 @@ interface RequestContext {
   registerAs: string | undefined;
   log: FastifyRequest['log'];
   /** Set by the cache probe on a miss, so the full path does not parse, prepare or look up again. */
-  probed?: { params: RequestParams; prepared: PreparedOperation; slot: CacheSlot | undefined };
+  probed?: ProbedMiss;
 }
 
 interface PreparedArgs extends ExecutionArgs {
@@ -75,39 +79,13 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
     cacheSlot: slot,
   });
 
-  /**
-   * The hot path of a read-mostly API: a query whose response is cached is answered
-   * before graphql-http runs. Only a clean hit is answered here; anything unusual
-   * (an error, a persisted-query registration, a mutation) returns undefined and takes
-   * the full path, which checks everything again and answers it properly.
-   */
-  const probeCache = async (req: Req, cache: ResponseCache): Promise<string | undefined> => {
-    let params: RequestParams;
-    let prepared: PreparedOperation;
-    try {
-      const raw = readParams(req);
-      const resolved = await persisted.resolve(raw.query, raw.extensions);
-      if (resolved.registerAs) return undefined;
-      params = { ...raw, query: resolved.query };
-      prepared = pipeline.prepare(params.query, params.operationName, params.variables);
-    } catch (error) {
-      if (error instanceof RequestError) return undefined;
-      throw error;
-    }
-    if (prepared.operationType !== 'query') return undefined;
-    const cached = await cache.lookup(prepared, params.variables, req.context.caller);
-    if (cached && 'body' in cached) return cached.body;
-    req.context.probed = { params, prepared, slot: cached };
-    return undefined;
-  };
-
   const handler = createHandler<FastifyRequest, RequestContext, GraphQLContext>({
     schema: pipeline.schema,
 
     parseRequestParams: async (req) => {
       if (req.context.probed) return req.context.probed.params;
       try {
-        const params = readParams(req);
+        const params = readParams(rawRequest(req));
         const resolved = await persisted.resolve(params.query, params.extensions);
         req.context.registerAs = resolved.registerAs;
         return { ...params, query: resolved.query };
@@ -133,8 +111,9 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
       if (req.context.registerAs) await persisted.register(req.context.registerAs, params.query);
       const cached = await options.responseCache?.lookup(prepared, params.variables, req.context.caller);
       if (cached && 'body' in cached) {
+        // A hit here is rare (the probe took the others): a registration of a cached text.
         const type = contentTypeOf(acceptedMediaType(header(req, 'accept')));
-        return [cached.body, { status: 200, statusText: '', headers: { 'content-type': type } }];
+        return [cached.body.toString('utf8'), { status: 200, statusText: '', headers: { 'content-type': type } }];
       }
       return executionArgs(req, prepared, params, cached);
     },
@@ -183,6 +162,8 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
     return sendError(reply, request, 500, 'Internal server error', 'INTERNAL_ERROR');
   });
 
+  const probe = options.responseCache && new CacheProbe(pipeline, persisted, options.responseCache);
+
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!isProduction && request.method === 'GET' && wantsHtml(request)) {
       return reply.type('text/html; charset=utf-8').send(graphiqlHtml);
@@ -200,10 +181,10 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
       raw: request,
       context: { caller, registerAs: undefined, log: request.log },
     };
-    const probe = request.method === 'POST' || request.method === 'GET';
-    if (options.responseCache && probe && isAcceptable(request.headers.accept)) {
-      const cached = await probeCache(req, options.responseCache);
-      if (cached !== undefined) return reply.code(200).type(contentTypeOf(acceptedMediaType(request.headers.accept))).send(cached);
+    if (probe && isAcceptable(request.headers.accept)) {
+      const found = await probe.probe(rawRequest(req), caller);
+      if (found && 'hit' in found) return reply.code(200).type(contentTypeOf(acceptedMediaType(request.headers.accept))).send(found.hit);
+      if (found) req.context.probed = found.miss;
     }
     const [body, init] = await handler(req);
     if (body === null) return sendError(reply, request, init.status, init.statusText || 'Request refused', codeForStatus(init.status), init.headers);
@@ -214,66 +195,19 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
     return reply.send(body);
   };
 
-  app.route({ method: ['GET', 'POST'], url: '/graphql', bodyLimit: MAX_BODY_BYTES, handler: serve });
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/graphql',
+    bodyLimit: MAX_BODY_BYTES,
+    // A body the front door read before declining the request (src/graphql/front-door.ts).
+    preParsing: async (request, _reply, payload) => replayedBody(request.raw) ?? payload,
+    handler: serve,
+  });
   app.route({
     method: ['PUT', 'PATCH', 'DELETE'],
     url: '/graphql',
     handler: (request, reply) => sendError(reply, request, 405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED', { allow: 'GET, POST' }),
   });
-}
-
-function readParams(req: Req): RequestParams & { query: unknown } {
-  const method = req.method;
-  let raw: Record<string, unknown>;
-  if (method === 'GET') {
-    const search = new URLSearchParams(req.url.split('?', 2)[1] ?? '');
-    raw = { query: search.get('query') ?? undefined, operationName: search.get('operationName') ?? undefined };
-    for (const key of ['variables', 'extensions'] as const) {
-      const value = search.get(key);
-      if (value) raw[key] = parseJson(value, `${key} must be a JSON object`);
-    }
-  } else {
-    const contentType = (header(req, 'content-type') ?? '').toLowerCase().replace(/\s/g, '');
-    const [mediaType, charset = 'charset=utf-8'] = contentType.split(';');
-    if (mediaType !== 'application/json' || (charset !== 'charset=utf-8' && charset !== 'charset=utf8')) {
-      throw requestError('Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE', 415);
-    }
-    if (typeof req.body !== 'string' || req.body.length === 0) throw requestError('Missing body', 'BAD_REQUEST');
-    const parsed = parseJson(req.body, 'Body is not valid JSON');
-    if (Array.isArray(parsed)) throw requestError('Batched operations are not supported', 'BAD_REQUEST');
-    if (typeof parsed !== 'object' || parsed === null) throw requestError('Body must be a JSON object', 'BAD_REQUEST');
-    raw = parsed as Record<string, unknown>;
-  }
-  const { query, variables, operationName, extensions } = raw;
-  if (query !== undefined && query !== null && typeof query !== 'string') throw requestError('query must be a string', 'BAD_REQUEST');
-  if (!isOptionalObject(variables)) throw requestError('variables must be an object', 'BAD_REQUEST');
-  if (!isOptionalObject(extensions)) throw requestError('extensions must be an object', 'BAD_REQUEST');
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-    throw requestError('operationName must be a string', 'BAD_REQUEST');
-  }
-  return {
-    query: query ?? undefined,
-    variables: (variables as Record<string, unknown> | null | undefined) ?? undefined,
-    operationName: (operationName as string | null | undefined) ?? undefined,
-    extensions: (extensions as Record<string, unknown> | null | undefined) ?? undefined,
-  } as RequestParams & { query: unknown };
-}
-
-function parseJson(text: string, message: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw requestError(message, 'BAD_REQUEST');
-  }
-}
-
-function isOptionalObject(value: unknown): boolean {
-  return value === undefined || value === null || (typeof value === 'object' && !Array.isArray(value));
-}
-
-function wantsHtml(request: FastifyRequest): boolean {
-  const accept = request.headers.accept ?? '';
-  return accept.includes('text/html') && !new URLSearchParams(request.url.split('?', 2)[1] ?? '').has('query');
 }
 
 function codeForStatus(status: number): string {
@@ -295,9 +229,12 @@ function sendError(
   return reply.code(status).headers(headers).type(type).send(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
 }
 
+function rawRequest(req: Req): RawGraphQLRequest {
+  return { method: req.method, url: req.url, headers: req.headers as IncomingHttpHeaders, body: typeof req.body === 'string' ? req.body : null };
+}
+
 function header(req: Req, name: string): string | undefined {
-  const value = (req.headers as Record<string, string | string[] | undefined>)[name];
-  return Array.isArray(value) ? value[0] : value;
+  return firstHeader(req.headers as IncomingHttpHeaders, name);
 }
 
 /** Registered without fastify-plugin on purpose: its parsers and error handler stay inside. */

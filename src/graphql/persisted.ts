@@ -23,6 +23,11 @@ export interface ResolvedQuery {
   query: string;
   /** Set when the text should be stored under this hash once it has validated. */
   registerAs: string | undefined;
+  /**
+   * Whether the answer depended on what is registered (a hash looked up, the allow-list
+   * consulted), so the same request may be answered differently later.
+   */
+  fromStore: boolean;
 }
 
 export class PersistedQueries {
@@ -38,21 +43,21 @@ export class PersistedQueries {
     if (persisted === undefined || persisted === null) {
       if (typeof query !== 'string') throw requestError('Missing query', 'BAD_REQUEST');
       if (this.mode === 'only' && !(await this.lookup(sha256Hex(query)))) throw notAllowed();
-      return { query, registerAs: undefined };
+      return { query, registerAs: undefined, fromStore: this.mode === 'only' };
     }
     const hash = parsePersisted(persisted);
     if (query === undefined || query === null) {
       const text = await this.lookup(hash);
       if (text === undefined) throw requestError('PersistedQueryNotFound', 'PERSISTED_QUERY_NOT_FOUND', 200);
-      return { query: text, registerAs: undefined };
+      return { query: text, registerAs: undefined, fromStore: true };
     }
     if (typeof query !== 'string') throw requestError('Invalid query', 'BAD_REQUEST');
     if (sha256Hex(query) !== hash) throw requestError('provided sha does not match query', 'BAD_REQUEST');
     if (this.mode === 'only') {
       if (!(await this.lookup(hash))) throw notAllowed();
-      return { query, registerAs: undefined };
+      return { query, registerAs: undefined, fromStore: true };
     }
-    return { query, registerAs: hash };
+    return { query, registerAs: hash, fromStore: false };
   }
 
   async register(hash: string, query: string): Promise<void> {

@@ -23,7 +23,8 @@ export interface CacheSlot {
 
 interface Entry {
   version: string;
-  body: string;
+  /** The UTF-8 bytes: a hit is written to the socket as is, with no encoding pass. */
+  body: Buffer;
 }
 
 export class ResponseCache {
@@ -39,7 +40,7 @@ export class ResponseCache {
       // invalidation lost while Redis flapped, and frees memory of idle entries. The
       // same 300 s that SPEC allows the post(id) cache.
       ttl: 300_000,
-      sizeCalculation: (entry, key) => (entry.body.length + key.length) * 2 + 64,
+      sizeCalculation: (entry, key) => entry.body.length + key.length * 2 + 64,
     });
   }
 
@@ -51,19 +52,38 @@ export class ResponseCache {
     operation: PreparedOperation,
     variables: Record<string, unknown> | null | undefined,
     caller: Caller,
-  ): Promise<{ body: string } | CacheSlot | undefined> {
+  ): Promise<{ body: Buffer; key: string } | CacheSlot | undefined> {
     if (operation.operationType !== 'query') return undefined;
     const version = await this.dataVersion();
     if (version === undefined) return undefined;
     const key = `${callerKey(caller)}\u0001${variables ? JSON.stringify(variables) : ''}\u0001${operation.key}`;
+    const body = this.current(key, version);
+    return body ? { body, key } : { key, version };
+  }
+
+  /**
+   * The body cached under a key that `lookup` made before, if still current: the front
+   * door's shortcut for a request it has seen (src/graphql/front-answer.ts). Synchronous
+   * when the data version is (one instance).
+   */
+  hit(key: string): Buffer | undefined | Promise<Buffer | undefined> {
+    const version = this.dataVersion();
+    if (typeof version === 'string') return this.current(key, version);
+    if (version === undefined) return undefined;
+    return version.then((v) => (v === undefined ? undefined : this.current(key, v)));
+  }
+
+  private current(key: string, version: string): Buffer | undefined {
     const entry = this.entries.get(key);
-    if (entry && entry.version === version) return { body: entry.body };
-    return { key, version };
+    return entry && entry.version === version ? entry.body : undefined;
   }
 
   /** Stores a body under the version read BEFORE execution began, so a racing write wins. */
   store(slot: CacheSlot, body: string): void {
-    this.entries.set(slot.key, { version: slot.version, body });
+    // Outside Node's shared 8 KiB pool: a small pooled slice would keep its whole slab alive.
+    const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
+    bytes.write(body);
+    this.entries.set(slot.key, { version: slot.version, body: bytes });
   }
 }
 

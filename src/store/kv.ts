@@ -13,5 +13,7 @@ export interface KeyValueStore {
   delete(key: string): Promise<void>;
   /** Atomically adds one and returns the new value; the key expires ttlMs after the last increment. */
   incr(key: string, ttlMs: number): Promise<number>;
+  /** `incr` without a promise, offered by stores in this process (the hot path counts with it). */
+  incrNow?(key: string, ttlMs: number): number;
   close(): Promise<void>;
 }

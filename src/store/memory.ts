@@ -32,6 +32,10 @@ export class MemoryStore implements KeyValueStore {
   }
 
   async incr(key: string, ttlMs: number): Promise<number> {
+    return this.incrNow(key, ttlMs);
+  }
+
+  incrNow(key: string, ttlMs: number): number {
     const next = Number(this.entries.get(key) ?? '0') + 1;
     this.entries.set(key, String(next), { ttl: ttlMs });
     return next;

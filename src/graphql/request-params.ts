@@ -1,0 +1,79 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { RequestParams } from 'graphql-http';
+import { requestError } from './errors.js';
+
+/**
+ * Reads `{query, variables, operationName, extensions}` from a GET query string or a
+ * JSON POST body, refusing everything SPEC section 2 calls malformed with the right
+ * status and code. Shared by the Fastify route and the front door (src/graphql/http-front.ts),
+ * so both read a request the same way.
+ */
+
+/** What reading the parameters needs of a request, whoever received it. */
+export interface RawGraphQLRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string | null;
+}
+
+export type GraphQLParams = RequestParams & { query: unknown };
+
+export function readParams(req: RawGraphQLRequest): GraphQLParams {
+  let raw: Record<string, unknown>;
+  if (req.method === 'GET') {
+    const search = new URLSearchParams(req.url.split('?', 2)[1] ?? '');
+    raw = { query: search.get('query') ?? undefined, operationName: search.get('operationName') ?? undefined };
+    for (const key of ['variables', 'extensions'] as const) {
+      const value = search.get(key);
+      if (value) raw[key] = parseJson(value, `${key} must be a JSON object`);
+    }
+  } else {
+    const contentType = (firstHeader(req.headers, 'content-type') ?? '').toLowerCase().replace(/\s/g, '');
+    const [mediaType, charset = 'charset=utf-8'] = contentType.split(';');
+    if (mediaType !== 'application/json' || (charset !== 'charset=utf-8' && charset !== 'charset=utf8')) {
+      throw requestError('Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE', 415);
+    }
+    if (typeof req.body !== 'string' || req.body.length === 0) throw requestError('Missing body', 'BAD_REQUEST');
+    const parsed = parseJson(req.body, 'Body is not valid JSON');
+    if (Array.isArray(parsed)) throw requestError('Batched operations are not supported', 'BAD_REQUEST');
+    if (typeof parsed !== 'object' || parsed === null) throw requestError('Body must be a JSON object', 'BAD_REQUEST');
+    raw = parsed as Record<string, unknown>;
+  }
+  const { query, variables, operationName, extensions } = raw;
+  if (query !== undefined && query !== null && typeof query !== 'string') throw requestError('query must be a string', 'BAD_REQUEST');
+  if (!isOptionalObject(variables)) throw requestError('variables must be an object', 'BAD_REQUEST');
+  if (!isOptionalObject(extensions)) throw requestError('extensions must be an object', 'BAD_REQUEST');
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+    throw requestError('operationName must be a string', 'BAD_REQUEST');
+  }
+  return {
+    query: query ?? undefined,
+    variables: (variables as Record<string, unknown> | null | undefined) ?? undefined,
+    operationName: (operationName as string | null | undefined) ?? undefined,
+    extensions: (extensions as Record<string, unknown> | null | undefined) ?? undefined,
+  } as GraphQLParams;
+}
+
+/** A browser asking for the GraphiQL page rather than for a result. */
+export function wantsHtml(req: Pick<RawGraphQLRequest, 'url' | 'headers'>): boolean {
+  const accept = firstHeader(req.headers, 'accept') ?? '';
+  return accept.includes('text/html') && !new URLSearchParams(req.url.split('?', 2)[1] ?? '').has('query');
+}
+
+export function firstHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function parseJson(text: string, message: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw requestError(message, 'BAD_REQUEST');
+  }
+}
+
+function isOptionalObject(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'object' && !Array.isArray(value));
+}
