@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { Caller } from '../domain/caller.js';
 import type { Services } from '../domain/services.js';
 import { pageRoutes } from './pages/routes.js';
-import { clientKey, createLimiter, registerRateLimit, TOO_MANY_REQUESTS, type LimitDecision } from './rate-limit.js';
+import { clientKey, createLimiter, limitHeaders, registerRateLimit, takeDecision, TOO_MANY_REQUESTS, type LimitDecision } from './rate-limit.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { sendError } from './routes/http.js';
 import { oauthRoutes } from './routes/oauth.js';
@@ -116,7 +116,10 @@ export async function setupAuth(app: FastifyInstance, deps: { config: Config; ba
     auth,
     authenticate: (request) => auth.callers.caller(request),
     async graphqlPreHandler(request, reply) {
-      const decision: LimitDecision = await limits.graphql(request, reply);
+      // Counted by the front door already (src/graphql/front-answer.ts): answer on that count.
+      const counted = takeDecision(request.raw);
+      if (counted) reply.headers(limitHeaders(counted));
+      const decision: LimitDecision = counted ?? (await limits.graphql(request, reply));
       if (decision.allowed) return;
       const body = { error: TOO_MANY_REQUESTS, errors: [{ message: TOO_MANY_REQUESTS, extensions: { code: 'RATE_LIMITED' } }] };
       reply.code(429).type('application/json; charset=utf-8').send(JSON.stringify(body));

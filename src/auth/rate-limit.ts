@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import fastifyRateLimit from '@fastify/rate-limit';
 import { LRUCache } from 'lru-cache';
 import type { Caller } from '../domain/caller.js';
@@ -126,6 +127,21 @@ export function createLimiter(
     reply.headers(limitHeaders(decision));
     return decision;
   };
+}
+
+// Requests already counted before Fastify saw them (the front door), with the decision.
+const decided = new WeakMap<IncomingMessage, LimitDecision>();
+
+/** Hands the route a request that was counted already, so it is not counted twice. */
+export function rememberDecision(raw: IncomingMessage, decision: LimitDecision): void {
+  decided.set(raw, decision);
+}
+
+/** The decision made for this request before it reached the route, if any (taken once). */
+export function takeDecision(raw: IncomingMessage): LimitDecision | undefined {
+  const decision = decided.get(raw);
+  if (decision) decided.delete(raw);
+  return decision;
 }
 
 /** The decision on a count of hits in a window (the front door counts without the plugin). */

@@ -25,7 +25,10 @@ import type SQLite from 'better-sqlite3';
  * Without WAL (an in-memory database) it falls back to data_version.
  */
 export interface ChangeCounter {
-  /** Increases whenever another connection committed since the last call. */
+  /**
+   * Increases whenever another connection committed since the last call (in WAL mode
+   * this connection's own commits count too: harmless, they are counted anyway).
+   */
   read(): number;
   close(): void;
 }

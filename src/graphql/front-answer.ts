@@ -1,9 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import { AUTH_COOKIE } from '../auth/cookies.js';
-import { clientKey, limiterKey, windowDecision, type Counters, type WindowCount } from '../auth/rate-limit.js';
+import { clientKey, limiterKey, rememberDecision, windowDecision, type Counters, type WindowCount } from '../auth/rate-limit.js';
 import { ANONYMOUS } from '../domain/caller.js';
 import type { CacheProbe } from './cache-probe.js';
-import type { Answered, FrontAnswer, FrontRequest, FrontResponse } from './front-door.js';
+import type { FrontAnswer, FrontRequest, FrontResponse } from './front-door.js';
 import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
 import { wantsHtml } from './request-params.js';
 import type { ResponseCache } from './response-cache.js';
@@ -21,10 +21,10 @@ import { clientIp } from './ws-auth.js';
  * because reading, resolving and preparing a text is a pure function of it, except
  * where persisted queries consult their store: those are probed every time.
  *
- * The request counts against the same `/graphql` counter as on the route (the same
- * key, `graphql:ip:<address>`), once: a miss or a refusal is declined before counting,
- * and a client over its limit is declined after, so the route counts it again past
- * the limit (which changes nothing) and answers the 429.
+ * Every anonymous request read here counts here, once, on the same `/graphql` counter
+ * as the route's (key `graphql:ip:<address>`); when it declines, the decision goes
+ * with the request (`rememberDecision`) and the route answers on it — the response
+ * of a miss, or the 429 — without counting again.
  */
 export interface FrontAnswerOptions {
   probe: CacheProbe;
@@ -51,18 +51,23 @@ export function cachedQueryAnswer(options: FrontAnswerOptions): FrontAnswer {
   // By body (POST) or URL (GET); a text asked for with other headers is probed again.
   const seen = new LRUCache<string, Seen>({ maxSize: SEEN_BYTES, sizeCalculation: (entry, text) => (text.length + entry.cacheKey.length) * 2 + 128 });
 
-  // Synchronous while everything it needs is in this process (one instance): a hit then
-  // costs no promise at all; with Redis the same steps run asynchronously.
-  const respond = (request: FrontRequest, body: Buffer): Answered => {
-    const key = limiterKey('graphql', clientKey(ANONYMOUS, clientIp(request.raw, trustProxy)));
-    const counted = counters.hitNow?.(key, rateLimit.windowMs);
-    if (counted) return answerWith(request, body, counted);
-    return counters.hit(key, rateLimit.windowMs).then((count) => answerWith(request, body, count));
+  /** The probe of a text not seen before: a hit's body, or undefined. */
+  const probeFirst = async (request: FrontRequest, text: string): Promise<Buffer | undefined> => {
+    const { method, headers } = request;
+    if (!isAcceptable(headers.accept)) return undefined;
+    const found = await probe.probe(request, ANONYMOUS);
+    if (found === undefined || !('hit' in found)) return undefined;
+    if (found.repeatable) seen.set(text, { method, accept: headers.accept, contentType: headers['content-type'], cacheKey: found.key });
+    return found.hit;
   };
 
-  const answerWith = (request: FrontRequest, body: Buffer, count: WindowCount): FrontResponse | undefined => {
+  const settle = (request: FrontRequest, count: WindowCount, body: Buffer | undefined): FrontResponse | undefined => {
     const decision = windowDecision(rateLimit.max, count);
-    if (!decision.allowed) return undefined;
+    if (body === undefined || !decision.allowed) {
+      // The route answers (a miss, or the 429) on this same count.
+      rememberDecision(request.raw, decision);
+      return undefined;
+    }
     const headers = {
       'x-ratelimit-limit': decision.limit,
       'x-ratelimit-remaining': decision.remaining,
@@ -73,27 +78,23 @@ export function cachedQueryAnswer(options: FrontAnswerOptions): FrontAnswer {
     return { status: 200, headers, body };
   };
 
-  const probeFirst = async (request: FrontRequest, text: string): Promise<FrontResponse | undefined> => {
-    const { method, headers } = request;
-    if (!isAcceptable(headers.accept)) return undefined;
-    if (!isProduction && method === 'GET' && wantsHtml(request)) return undefined;
-    const found = await probe.probe(request, ANONYMOUS);
-    if (found === undefined || !('hit' in found)) return undefined;
-    if (found.repeatable) seen.set(text, { method, accept: headers.accept, contentType: headers['content-type'], cacheKey: found.key });
-    return respond(request, found.hit);
-  };
-
   return (request) => {
     const { method, headers } = request;
     if (headers.authorization !== undefined || headers.cookie?.includes(AUTH_COOKIE)) return undefined;
+    // The GraphiQL page is not rate limited on the route either.
+    if (!isProduction && method === 'GET' && wantsHtml(request)) return undefined;
+
+    // Counting and looking up go together: with Redis both commands share one round trip.
+    const limitKey = limiterKey('graphql', clientKey(ANONYMOUS, clientIp(request.raw, trustProxy)));
+    const count = counters.hitNow?.(limitKey, rateLimit.windowMs) ?? counters.hit(limitKey, rateLimit.windowMs);
     const text = request.body ?? request.url;
     const known = seen.get(text);
-    if (!known || known.method !== method || known.accept !== headers.accept || known.contentType !== headers['content-type']) {
-      return probeFirst(request, text);
-    }
+    const matches = known?.method === method && known.accept === headers.accept && known.contentType === headers['content-type'];
     // Seen and mapped: a current entry is the answer; otherwise the route executes it.
-    const body = cache.hit(known.cacheKey);
-    if (body instanceof Promise) return body.then((current) => current && respond(request, current));
-    return body && respond(request, body);
+    const body = matches ? cache.hit(known.cacheKey) : probeFirst(request, text);
+    if (count instanceof Promise || body instanceof Promise) {
+      return Promise.all([count, body]).then(([c, b]) => settle(request, c, b));
+    }
+    return settle(request, count, body);
   };
 }

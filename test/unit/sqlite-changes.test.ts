@@ -1,0 +1,179 @@
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { externalChangeCounter, type ChangeCounter } from '../../src/db/sqlite-changes.js';
+
+/**
+ * externalChangeCounter (src/db/sqlite-changes.ts) on real SQLite files: in WAL mode it
+ * sees another connection's commit through the wal-index header of `<file>-shm`, reads
+ * that header at most once per event-loop turn (so a commit within the same turn shows
+ * only in the next one, by design), is not moved by its own connection's reads, closes
+ * its file descriptor; without WAL (':memory:', a rollback-journal file) it falls back
+ * to `PRAGMA data_version`.
+ */
+
+/** Lets the current event-loop turn end: the counter's own `setImmediate` runs first. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+let dir: string;
+const open: SQLite.Database[] = [];
+const counters: ChangeCounter[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'inkwell-sqlite-changes-'));
+});
+afterEach(() => {
+  for (const counter of counters.splice(0)) {
+    try {
+      counter.close();
+    } catch {
+      // Already closed by the test.
+    }
+  }
+  for (const db of open.splice(0)) db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A connection on `file` with the given journal mode (and a table `t` on first use). */
+function connect(file: string, journalMode: 'wal' | 'delete' = 'wal'): SQLite.Database {
+  const db = new SQLite(file);
+  open.push(db);
+  db.pragma(`journal_mode = ${journalMode}`);
+  db.exec('create table if not exists t (id integer primary key, v text)');
+  return db;
+}
+
+function counterOn(db: SQLite.Database, file: string): ChangeCounter {
+  const counter = externalChangeCounter(db, file);
+  counters.push(counter);
+  return counter;
+}
+
+/** Two connections on one WAL file: `mine` carries the counter, `other` writes. */
+function walPair() {
+  const file = join(dir, 'db.sqlite');
+  const mine = connect(file);
+  const other = connect(file);
+  expect(mine.pragma('journal_mode', { simple: true })).toBe('wal');
+  const counter = counterOn(mine, file);
+  const insert = other.prepare('insert into t (v) values (?)');
+  return { file, mine, other, counter, commitElsewhere: () => insert.run('x') };
+}
+
+describe('WAL mode (the wal-index header)', () => {
+  it("another connection's committed INSERT makes read() larger in the next turn", async () => {
+    const { counter, commitElsewhere } = walPair();
+    const before = counter.read();
+    await nextTurn();
+    // Nothing committed: the same number.
+    expect(counter.read()).toBe(before);
+    await nextTurn();
+    commitElsewhere();
+    await nextTurn();
+    const after = counter.read();
+    expect(after).toBeGreaterThan(before);
+    // Each further commit shows again.
+    await nextTurn();
+    commitElsewhere();
+    await nextTurn();
+    expect(counter.read()).toBeGreaterThan(after);
+  });
+
+  it("an uncommitted write elsewhere does not count, its commit does", async () => {
+    const { other, counter } = walPair();
+    const before = counter.read();
+    other.exec('begin immediate');
+    other.prepare('insert into t (v) values (?)').run('pending');
+    await nextTurn();
+    expect(counter.read()).toBe(before);
+    other.exec('commit');
+    await nextTurn();
+    expect(counter.read()).toBeGreaterThan(before);
+  });
+
+  it("the counter's own connection reading does not change it", async () => {
+    const { mine, counter, commitElsewhere } = walPair();
+    commitElsewhere();
+    await nextTurn();
+    const before = counter.read();
+    for (let i = 0; i < 3; i++) {
+      expect(mine.prepare('select count(*) as n from t').get()).toEqual({ n: 1 });
+      mine.prepare('select * from t').all();
+      await nextTurn();
+      expect(counter.read()).toBe(before);
+    }
+  });
+
+  it('reads the header once per turn: a commit between two reads of one turn shows in the next turn', async () => {
+    const { counter, commitElsewhere } = walPair();
+    await nextTurn();
+    const first = counter.read();
+    commitElsewhere();
+    // Intended: the same turn answers from the first read, without another system call.
+    // A request handled in this turn arrived before the commit was acknowledged to anyone.
+    expect(counter.read()).toBe(first);
+    await nextTurn();
+    expect(counter.read()).toBeGreaterThan(first);
+  });
+
+  it('close() closes the -shm file descriptor without throwing', () => {
+    const file = join(dir, 'db.sqlite');
+    const mine = connect(file);
+    const shmDescriptors = () => {
+      if (!existsSync('/proc/self/fd')) return undefined;
+      let n = 0;
+      for (const fd of readdirSync('/proc/self/fd')) {
+        try {
+          if (readlinkSync(`/proc/self/fd/${fd}`) === `${file}-shm`) n++;
+        } catch {
+          // The directory listing's own descriptor is gone by now.
+        }
+      }
+      return n;
+    };
+    const before = shmDescriptors();
+    const counter = externalChangeCounter(mine, file);
+    const during = shmDescriptors();
+    expect(() => counter.close()).not.toThrow();
+    const after = shmDescriptors();
+    if (before !== undefined) {
+      // Linux: one more descriptor on the -shm file while open, back to SQLite's own after.
+      expect(during).toBe(before + 1);
+      expect(after).toBe(before);
+    }
+    // The connection itself is untouched.
+    expect(mine.prepare('select count(*) as n from t').get()).toEqual({ n: 0 });
+  });
+});
+
+describe('without WAL (PRAGMA data_version)', () => {
+  it("':memory:' uses the fallback and read() returns a number", async () => {
+    const db = new SQLite(':memory:');
+    open.push(db);
+    const counter = counterOn(db, ':memory:');
+    const first = counter.read();
+    expect(typeof first).toBe('number');
+    expect(Number.isFinite(first)).toBe(true);
+    // Its own writes are not another connection's: data_version stays.
+    db.exec('create table t (id integer primary key)');
+    db.exec('insert into t default values');
+    await nextTurn();
+    expect(counter.read()).toBe(first);
+    expect(() => counter.close()).not.toThrow();
+  });
+
+  it("a rollback-journal file uses the fallback and sees another connection's commit at once", () => {
+    const file = join(dir, 'journal.sqlite');
+    const mine = connect(file, 'delete');
+    const other = connect(file, 'delete');
+    expect(mine.pragma('journal_mode', { simple: true })).toBe('delete');
+    const counter = counterOn(mine, file);
+    const before = counter.read();
+    other.prepare('insert into t (v) values (?)').run('x');
+    // No per-turn memory here: data_version answers each read.
+    expect(counter.read()).toBeGreaterThan(before);
+    expect(() => counter.close()).not.toThrow();
+  });
+});
