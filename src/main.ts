@@ -1,3 +1,5 @@
+// First: V8 flags must be set before the rest of the app loads.
+import './runtime-flags.js';
 import { buildInkwell } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 

@@ -99,15 +99,13 @@ export class FrontDoor {
     if (method !== 'POST' || url !== '/graphql' || !hasSmallPlainBody(req)) return fastify(req, res);
     const chunks: Buffer[] = [];
     let length = 0;
-    const onData = (chunk: Buffer) => {
+    req.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       length += chunk.length;
-    };
-    req.on('data', onData);
-    // An aborted upload: the socket is gone, there is nobody to answer.
-    req.on('error', () => req.removeListener('data', onData));
-    req.once('end', () => {
-      req.removeListener('data', onData);
+    });
+    // No 'error' listener on purpose: an aborted upload then just never ends (Node emits
+    // no error without a listener), and there is nobody left to answer.
+    req.on('end', () => {
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
       this.offer(answer, req, res, body, fastify);
     });
