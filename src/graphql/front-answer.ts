@@ -68,6 +68,7 @@ export function cachedQueryAnswer(options: FrontAnswerOptions): FrontAnswer {
       rememberDecision(request.raw, decision);
       return undefined;
     }
+    // `limitHeaders` (rate-limit.ts) spelled out as one literal: a fixed object shape on the hot path.
     const headers = {
       'x-ratelimit-limit': decision.limit,
       'x-ratelimit-remaining': decision.remaining,
