@@ -10,7 +10,6 @@ import type { AuthService } from './auth/service.js';
 import { createServices, type Services } from './domain/services.js';
 import { CacheProbe } from './graphql/cache-probe.js';
 import { cachedQueryAnswer } from './graphql/front-answer.js';
-import { FrontDoor } from './graphql/front-door.js';
 import { graphqlHttpPlugin } from './graphql/http.js';
 import { PersistedQueries, loadManifest } from './graphql/persisted.js';
 import { OperationPipeline } from './graphql/pipeline.js';
@@ -19,6 +18,7 @@ import { createSubscriptionResolvers } from './graphql/resolvers/subscription.js
 import { buildSchema } from './graphql/schema.js';
 import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws.js';
 import { healthRoutes } from './health.js';
+import { FrontDoor } from './http/front-door.js';
 
 export interface Inkwell {
   app: FastifyInstance;
@@ -30,7 +30,7 @@ export interface Inkwell {
   realtime: GraphqlWsServer;
   /** The account area: sessions, tokens, callers (src/auth). */
   auth: AuthService;
-  /** Answers anonymous cached queries before Fastify (src/graphql/front-door.ts). */
+  /** Answers anonymous cached queries before node:http and Fastify (src/http/front-door.ts). */
   front: FrontDoor;
   /** Stops accepting work, lets in-flight requests finish, then closes the backends. */
   close(): Promise<void>;

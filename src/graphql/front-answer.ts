@@ -1,16 +1,16 @@
 import { LRUCache } from 'lru-cache';
 import { AUTH_COOKIE } from '../auth/cookies.js';
-import { clientKey, limiterKey, rememberDecision, windowDecision, type Counters, type WindowCount } from '../auth/rate-limit.js';
+import { clientKey, limiterKey, rememberDecision, windowDecision, type Counters, type LimitDecision, type WindowCount } from '../auth/rate-limit.js';
 import { ANONYMOUS } from '../domain/caller.js';
 import type { CacheProbe } from './cache-probe.js';
-import type { FrontAnswer, FrontRequest, FrontResponse } from './front-door.js';
+import type { FrontAnswer, FrontRequest, FrontResponse } from '../http/front-door.js';
 import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
 import { wantsHtml } from './request-params.js';
 import type { ResponseCache } from './response-cache.js';
 import { clientIp } from './ws-auth.js';
 
 /**
- * What the front door (src/graphql/front-door.ts) may answer itself: an anonymous query
+ * What the front door (src/http/front-door.ts) may answer itself: an anonymous query
  * whose response is cached, from a client under its rate limit — byte for byte what
  * the Fastify route would answer, headers included. It declines everything else:
  * a credential of any kind (its caller is looked up by the route), the GraphiQL page,
@@ -23,8 +23,8 @@ import { clientIp } from './ws-auth.js';
  *
  * Every anonymous request read here counts here, once, on the same `/graphql` counter
  * as the route's (key `graphql:ip:<address>`); when it declines, the decision goes
- * with the request (`rememberDecision`) and the route answers on it — the response
- * of a miss, or the 429 — without counting again.
+ * with the request to node:http (`declined` → `rememberDecision`) and the route answers
+ * on it — the response of a miss, or the 429 — without counting again.
  */
 export interface FrontAnswerOptions {
   probe: CacheProbe;
@@ -61,11 +61,14 @@ export function cachedQueryAnswer(options: FrontAnswerOptions): FrontAnswer {
     return found.hit;
   };
 
+  /** Decisions of declined requests, until node:http has made their IncomingMessage. */
+  const decisions = new WeakMap<FrontRequest, LimitDecision>();
+
   const settle = (request: FrontRequest, count: WindowCount, body: Buffer | undefined): FrontResponse | undefined => {
     const decision = windowDecision(rateLimit.max, count);
     if (body === undefined || !decision.allowed) {
       // The route answers (a miss, or the 429) on this same count.
-      rememberDecision(request.raw, decision);
+      decisions.set(request, decision);
       return undefined;
     }
     // `limitHeaders` (rate-limit.ts) spelled out as one literal: a fixed object shape on the hot path.
@@ -79,14 +82,14 @@ export function cachedQueryAnswer(options: FrontAnswerOptions): FrontAnswer {
     return { status: 200, headers, body };
   };
 
-  return (request) => {
+  const answer = (request: FrontRequest): ReturnType<FrontAnswer['answer']> => {
     const { method, headers } = request;
     if (headers.authorization !== undefined || headers.cookie?.includes(AUTH_COOKIE)) return undefined;
     // The GraphiQL page is not rate limited on the route either.
     if (!isProduction && method === 'GET' && wantsHtml(request)) return undefined;
 
     // Counting and looking up go together: with Redis both commands share one round trip.
-    const limitKey = limiterKey('graphql', clientKey(ANONYMOUS, clientIp(request.raw, trustProxy)));
+    const limitKey = limiterKey('graphql', clientKey(ANONYMOUS, clientIp(request, trustProxy)));
     const count = counters.hitNow?.(limitKey, rateLimit.windowMs) ?? counters.hit(limitKey, rateLimit.windowMs);
     const text = request.body ?? request.url;
     const known = seen.get(text);
@@ -97,5 +100,13 @@ export function cachedQueryAnswer(options: FrontAnswerOptions): FrontAnswer {
       return Promise.all([count, body]).then(([c, b]) => settle(request, c, b));
     }
     return settle(request, count, body);
+  };
+
+  return {
+    answer,
+    declined(request, raw) {
+      const decision = decisions.get(request);
+      if (decision !== undefined) rememberDecision(raw, decision);
+    },
   };
 }

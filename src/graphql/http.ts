@@ -11,7 +11,6 @@ import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
 import type { PersistedQueries } from './persisted.js';
 import type { OperationPipeline, PreparedOperation } from './pipeline.js';
 import { CacheProbe, type ProbedMiss } from './cache-probe.js';
-import { replayedBody } from './front-door.js';
 import { firstHeader, readParams, wantsHtml, type RawGraphQLRequest } from './request-params.js';
 import type { CacheSlot, ResponseCache } from './response-cache.js';
 
@@ -199,8 +198,6 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
     method: ['GET', 'POST'],
     url: '/graphql',
     bodyLimit: MAX_BODY_BYTES,
-    // A body the front door read before declining the request (src/graphql/front-door.ts).
-    preParsing: async (request, _reply, payload) => replayedBody(request.raw) ?? payload,
     handler: serve,
   });
   app.route({

@@ -5,7 +5,7 @@ import { requestError } from './errors.js';
 /**
  * Reads `{query, variables, operationName, extensions}` from a GET query string or a
  * JSON POST body, refusing everything SPEC section 2 calls malformed with the right
- * status and code. Shared by the Fastify route and the front door (src/graphql/http-front.ts),
+ * status and code. Shared by the Fastify route and the front door (src/graphql/front-answer.ts),
  * so both read a request the same way.
  */
 

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { cookieFromHeader, credentialOf } from '../auth/caller.js';
 import { AUTH_COOKIE } from '../auth/cookies.js';
 
@@ -45,7 +45,7 @@ function isOwnOrigin(origin: string, host: string | undefined, publicUrl: string
 }
 
 /** The client address for the rate limit: X-Forwarded-For's first entry behind a trusted proxy. */
-export function clientIp(request: IncomingMessage, trustProxy: boolean): string {
+export function clientIp(request: { headers: IncomingHttpHeaders; socket: { remoteAddress?: string | undefined } }, trustProxy: boolean): string {
   if (trustProxy) {
     const forwarded = request.headers['x-forwarded-for'];
     const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();

@@ -3,11 +3,12 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/graphql/http.js';
 import { signIn, type SignedIn } from '../helpers/auth.js';
+import { RawConnection, rawPost } from '../helpers/raw-http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * The front door (src/graphql/front-door.ts, src/graphql/front-answer.ts), over real
- * HTTP: a repeated anonymous query is answered before Fastify, byte for byte what the
+ * The front door (src/http/front-door.ts, src/graphql/front-answer.ts), over real
+ * HTTP: a repeated anonymous query is answered before node:http, byte for byte what the
  * route answers, rate-limit headers included and counted once per request on the
  * route's own counter; everything else (credentials, misses, mutations, malformed or
  * odd bodies, GraphiQL, clients over their limit) is declined and reaches the route
@@ -465,5 +466,164 @@ describe('rate limiting at the front door', () => {
     const viaFront = await from(odd);
     expect([viaRoute.front, viaFront.front]).toEqual([false, true]);
     expect(remaining(viaFront.res)).toBe(remaining(viaRoute.res) - 1);
+  });
+});
+
+describe('one connection, raw bytes', () => {
+  const withoutDate = (head: string) => head.split('\r\n').filter((line) => !line.startsWith('Date: '));
+  const open: RawConnection[] = [];
+  const connection = async () => {
+    const c = await RawConnection.open(server.url);
+    open.push(c);
+    return c;
+  };
+  afterAll(() => open.forEach((c) => c.close()));
+
+  it("the door's response head is the route's, line for line (Date aside, one request later)", async () => {
+    const c = await connection();
+    const body = JSON.stringify({ query: booksQuery() });
+    const before = server.inkwell.front.answered;
+    c.write(rawPost(body));
+    const route = await c.response();
+    c.write(rawPost(body));
+    const door = await c.response();
+    expect(server.inkwell.front.answered).toBe(before + 1);
+    expect(door.body).toBe(route.body);
+    const remainingOf = (r: typeof route) => Number(r.headers['x-ratelimit-remaining']);
+    expect(remainingOf(door)).toBe(remainingOf(route) - 1);
+    const normalized = (r: typeof route) => withoutDate(r.head).map((l) => (l.startsWith('x-ratelimit-remaining:') ? 'x-ratelimit-remaining: n' : l));
+    expect(normalized(door)).toEqual(normalized(route));
+    expect(door.head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(door.head).toContain('\r\nConnection: keep-alive\r\nKeep-Alive: timeout=72');
+  });
+
+  it('pipelined in one write: hit, miss, signed-in, other route, hit — answered in order, hits at the door', async () => {
+    const c = await connection();
+    const cached = JSON.stringify({ query: booksQuery() });
+    c.write(rawPost(cached));
+    const warm = await c.response();
+    const fresh = JSON.stringify({ query: booksQuery('id') });
+    const mine = JSON.stringify({ query: '{ me { email role } }' });
+    const before = server.inkwell.front.answered;
+    c.write(
+      rawPost(cached) +
+        rawPost(fresh) +
+        rawPost(mine, { authorization: `Bearer ${admin.accessToken}` }) +
+        'GET /healthz HTTP/1.1\r\nhost: inkwell.test\r\n\r\n' +
+        rawPost(cached),
+    );
+    const responses = [];
+    for (let i = 0; i < 5; i++) responses.push(await c.response());
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(responses[0]!.body).toBe(warm.body);
+    expect(JSON.parse(responses[1]!.body).data.books[0]).toEqual({ id: expect.any(String) });
+    expect(JSON.parse(responses[2]!.body).data.me).toEqual({ email: 'admin@inkwell.test', role: 'admin' });
+    expect(JSON.parse(responses[3]!.body)).toMatchObject({ status: expect.any(String) });
+    expect(responses[4]!.body).toBe(warm.body);
+    expect(server.inkwell.front.answered).toBe(before + 2);
+    // One count per request, in order, whichever door answered.
+    const counts = [responses[0]!, responses[1]!, responses[4]!].map((r) => Number(r.headers['x-ratelimit-remaining']));
+    expect(counts).toEqual([counts[0], counts[0]! - 1, counts[0]! - 2]);
+  });
+
+  it('a request split at every byte is answered once, correctly', async () => {
+    const c = await connection();
+    const body = JSON.stringify({ query: booksQuery() });
+    c.write(rawPost(body));
+    const warm = await c.response();
+    const before = server.inkwell.front.answered;
+    const bytes = Buffer.from(rawPost(body));
+    for (let i = 0; i < bytes.length; i++) {
+      c.write(bytes.subarray(i, i + 1));
+      await new Promise((r) => setImmediate(r));
+    }
+    const split = await c.response();
+    expect(split.body).toBe(warm.body);
+    expect(server.inkwell.front.answered).toBe(before + 1);
+  });
+
+  it('a connection that starts with another route still gets cached reads from the door', async () => {
+    const c = await connection();
+    const body = JSON.stringify({ query: booksQuery() });
+    await postQuery(JSON.parse(body).query);
+    c.write('GET /healthz HTTP/1.1\r\nhost: inkwell.test\r\n\r\n');
+    expect((await c.response()).status).toBe(200);
+    const before = server.inkwell.front.answered;
+    c.write(rawPost(body));
+    const cached = await c.response();
+    expect(cached.status).toBe(200);
+    expect(JSON.parse(cached.body).data.books).toHaveLength(3);
+    expect(server.inkwell.front.answered).toBe(before + 1);
+  });
+
+  it('after a request outside the strict subset (HTTP/1.0 keep-alive), node:http reads the rest of the connection', async () => {
+    const c = await connection();
+    const body = JSON.stringify({ query: booksQuery() });
+    await postQuery(JSON.parse(body).query);
+    c.write('GET /healthz HTTP/1.0\r\nhost: inkwell.test\r\nconnection: keep-alive\r\n\r\n');
+    expect((await c.response()).status).toBe(200);
+    const before = server.inkwell.front.answered;
+    c.write(rawPost(body));
+    const cached = await c.response();
+    expect(cached.status).toBe(200);
+    expect(JSON.parse(cached.body).data.books).toHaveLength(3);
+    expect(server.inkwell.front.answered).toBe(before);
+  });
+
+  it('Content-Length with Transfer-Encoding is never split by the door: node:http refuses it', async () => {
+    const c = await connection();
+    const body = JSON.stringify({ query: booksQuery() });
+    await postQuery(JSON.parse(body).query);
+    const before = server.inkwell.front.answered;
+    const smuggled = rawPost(body, { 'transfer-encoding': 'chunked' });
+    c.write(smuggled);
+    const refused = await c.response();
+    expect(refused.status).toBe(400);
+    expect(await c.closedByServer()).toBe(true);
+    expect(server.inkwell.front.answered).toBe(before);
+  });
+
+  it('a WebSocket upgrade after a passed-on request works on the same connection', async () => {
+    const c = await connection();
+    c.write(rawPost(JSON.stringify({ query: booksQuery() })));
+    expect((await c.response()).status).toBe(200);
+    c.write(
+      'GET /graphql HTTP/1.1\r\nhost: inkwell.test\r\nupgrade: websocket\r\nconnection: Upgrade\r\n' +
+        'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\nsec-websocket-protocol: graphql-transport-ws\r\n\r\n',
+    );
+    const upgraded = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const onData = (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+        if (text.includes('\r\n\r\n')) {
+          c.socket.off('data', onData);
+          resolve(text);
+        }
+      };
+      c.socket.on('data', onData);
+      setTimeout(() => reject(new Error('no upgrade response')), 5000);
+    });
+    expect(upgraded).toMatch(/^HTTP\/1\.1 101 /);
+    // A masked text frame with connection_init; the server answers connection_ack.
+    const payload = Buffer.from(JSON.stringify({ type: 'connection_init' }));
+    const mask = Buffer.from([1, 2, 3, 4]);
+    const masked = Buffer.from(payload.map((b, i) => b ^ mask[i % 4]!));
+    const ack = new Promise<string>((resolve) => c.socket.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))));
+    c.write(Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, masked]));
+    expect(await ack).toContain('connection_ack');
+  });
+
+  it('shutdown closes an idle connection the door is reading', async () => {
+    const s = await startServer();
+    const c = await RawConnection.open(s.url);
+    const body = JSON.stringify({ query: '{ books(limit: 1) { id } }' });
+    c.write(rawPost(body));
+    await c.response();
+    c.write(rawPost(body));
+    await c.response();
+    expect(s.inkwell.front.answered).toBe(1);
+    const closing = s.close();
+    expect(await c.closedByServer(3000)).toBe(true);
+    await closing;
   });
 });
