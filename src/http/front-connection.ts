@@ -68,8 +68,9 @@ export class FrontConnection {
   private readonly onEnd = () => this.clientEnd();
   private readonly onError = () => this.socket.destroy();
   private readonly onTimeout = () => {
-    // node:http's keep-alive expiry; a request in flight is not idle.
-    if (this.mode === 'door' && !this.busy) this.socket.destroy();
+    // node:http's keep-alive expiry. Neither a request in flight nor a response still
+    // being written is idle; the timer runs again once the output moves.
+    if (this.mode === 'door' && !this.busy && this.socket.writableLength === 0) this.socket.destroy();
   };
   private readonly onDrain = () => {
     if (this.mode !== 'door') return;
@@ -153,7 +154,8 @@ export class FrontConnection {
     }
     if (this.mode !== 'door' || this.busy) return this.flow();
     if (this.held === null && this.clientEnded) this.socket.end();
-    else if (this.held === null && !this.hooks.isOpen()) this.socket.destroy();
+    // Shutting down: closes once the last response is out.
+    else if (this.held === null && !this.hooks.isOpen()) this.socket.destroySoon();
     else this.flow();
   }
 
@@ -190,7 +192,7 @@ export class FrontConnection {
     this.hooks.answered();
     const socket = this.socket;
     socket.cork();
-    socket.write(responseHead(response.status, response.headers, Math.floor(this.settings.keepAliveMs / 1000)), 'latin1');
+    socket.write(responseHead(response.status, response.headers, this.settings.keepAliveMs), 'latin1');
     socket.write(response.body);
     socket.uncork();
     if (started) this.logCompleted(request, response.status, performance.now() - started);

@@ -45,7 +45,7 @@ export interface RequestHead {
 export type HeadResult = RequestHead | 'incomplete' | 'unsupported';
 
 /** Methods llhttp knows in every version and frames like any request (not CONNECT, not PRI). */
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
+const METHODS = ['GET', 'POST', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'];
 const MAX_METHOD_LENGTH = 16;
 /** Far below node's `maxHeadersCount` (2000), past which `req.headers` silently lacks the rest. */
 const MAX_HEADERS = 100;
@@ -77,6 +77,13 @@ CLASS[HTAB]! |= FIELD;
 CLASS[SP]! |= FIELD;
 
 /**
+ * Where the header lines of the head being parsed are: per line, the offsets of name
+ * start, name end, value start and value end (trimmed). The parse is synchronous, so one
+ * array serves every call, and the head is decoded to a string once, not per field.
+ */
+const fields = new Int32Array(MAX_HEADERS * 4);
+
+/**
  * Parses the head starting at `start` in `buf`. 'incomplete': no CRLFCRLF yet and fewer
  * than maxHeadBytes bytes since start. 'unsupported' as soon as the bytes seen so far
  * cannot begin a head of the subset, or none ends within maxHeadBytes.
@@ -85,71 +92,88 @@ export function parseRequestHead(buf: Buffer, start: number, maxHeadBytes: numbe
   if (!(start >= 0 && start <= buf.length)) throw new RangeError(`start ${start} outside the buffer`);
   // Reaching `end` means the bytes ran out: for now, or for good when the head is too long.
   const end = Math.min(buf.length, start + maxHeadBytes);
-  const ranOut: HeadResult = buf.length - start < maxHeadBytes ? 'incomplete' : 'unsupported';
+  const tooLong = buf.length - start >= maxHeadBytes;
 
   let i = start;
   while (i < end && CLASS[buf[i]!]! & UPPER) i++;
   if (i - start > MAX_METHOD_LENGTH) return 'unsupported';
-  if (i === end) return ranOut;
-  if (buf[i] !== SP) return 'unsupported';
-  const method = buf.toString('latin1', start, i);
-  if (!METHODS.has(method)) return 'unsupported';
+  if (i === end) return tooLong ? 'unsupported' : 'incomplete';
+  const method = buf[i] === SP ? knownMethod(buf, start, i) : undefined;
+  if (method === undefined) return 'unsupported';
 
   const urlStart = ++i;
   if (i < end && buf[i] !== SLASH) return 'unsupported';
   while (i < end && CLASS[buf[i]!]! & TARGET) i++;
   const urlEnd = i;
   for (let k = 0; k < VERSION.length; k++, i++) {
-    if (i === end) return ranOut;
+    if (i === end) return tooLong ? 'unsupported' : 'incomplete';
     if (buf[i] !== VERSION[k]) return 'unsupported';
   }
-  const url = buf.toString('latin1', urlStart, urlEnd);
 
-  const headers: Record<string, string> = Object.create(null);
   let count = 0;
-  let contentLength = 0;
   for (;;) {
-    if (i === end) return ranOut;
+    if (i === end) break;
     if (buf[i] === CR) {
-      if (i + 1 === end) return ranOut;
-      if (buf[i + 1] !== LF || headers.host === undefined) return 'unsupported';
-      return { method, url, headers, bodyStart: i + 2, contentLength };
+      if (i + 1 === end) break;
+      if (buf[i + 1] !== LF) return 'unsupported';
+      return readFields(buf, start, i + 2, method, urlStart, urlEnd, count);
     }
 
     // A line that does not start with a token (obs-fold, a stray LF, whitespace before
     // the colon) is one llhttp reads otherwise, or rejects.
     const nameStart = i;
     while (i < end && CLASS[buf[i]!]! & TCHAR) i++;
-    if (i === end) return ranOut;
+    if (i === end) break;
     if (i === nameStart || buf[i] !== COLON) return 'unsupported';
     const nameEnd = i++;
 
     while (i < end && (buf[i] === SP || buf[i] === HTAB)) i++;
     const valueStart = i;
     while (i < end && CLASS[buf[i]!]! & FIELD) i++;
-    if (i === end) return ranOut;
+    if (i === end) break;
     // Any byte but CR ends the value wrongly: a bare LF, a CTL, DEL.
     if (buf[i] !== CR) return 'unsupported';
-    const lineEnd = i;
     let valueEnd = i;
     while (valueEnd > valueStart && (buf[valueEnd - 1] === SP || buf[valueEnd - 1] === HTAB)) valueEnd--;
-    if (++i === end) return ranOut;
+    if (++i === end) break;
     if (buf[i++] !== LF) return 'unsupported';
 
-    if (++count > MAX_HEADERS) return 'unsupported';
-    const name = buf.toString('latin1', nameStart, nameEnd).toLowerCase();
+    if (count === MAX_HEADERS) return 'unsupported';
+    const f = count++ * 4;
+    fields[f] = nameStart;
+    fields[f + 1] = nameEnd;
+    fields[f + 2] = valueStart;
+    fields[f + 3] = valueEnd;
+  }
+  if (tooLong) return 'unsupported';
+  // Out of bytes for now: the header lines complete so far may be refused already.
+  return count === 0 ? 'incomplete' : readFields(buf, start, -1, method, urlStart, urlEnd, count);
+}
+
+/**
+ * The head from its header lines (whose syntax is checked), or 'unsupported' for what
+ * they say; bodyStart -1: the head is not complete yet, and at best 'incomplete'.
+ */
+function readFields(buf: Buffer, start: number, bodyStart: number, method: string, urlStart: number, urlEnd: number, count: number): HeadResult {
+  const text = buf.toString('latin1', start, bodyStart < 0 ? fields[count * 4 - 1]! : bodyStart);
+  const headers: Record<string, string> = Object.create(null);
+  let contentLength = 0;
+  for (let f = 0; f < count * 4; f += 4) {
+    const valueStart = fields[f + 2]!;
+    const valueEnd = fields[f + 3]!;
+    const name = text.slice(fields[f]! - start, fields[f + 1]! - start).toLowerCase();
     if (headers[name] !== undefined) return 'unsupported';
-    const value = buf.toString('latin1', valueStart, valueEnd);
+    const value = text.slice(valueStart - start, valueEnd - start);
     switch (name) {
       // llhttp reads these two values itself, and takes a HTAB after them as part of the
       // value: a Content-Length of `5\t` is an error, a `close\t` does not close.
       case 'content-length':
         contentLength = digits(buf, valueStart, valueEnd);
-        if (contentLength < 0 || !onlySpaces(buf, valueEnd, lineEnd)) return 'unsupported';
+        if (contentLength < 0 || tabFollows(buf, valueEnd)) return 'unsupported';
         break;
       case 'connection': {
         const token = value.toLowerCase();
-        if ((token !== 'keep-alive' && token !== 'close') || !onlySpaces(buf, valueEnd, lineEnd)) return 'unsupported';
+        if ((token !== 'keep-alive' && token !== 'close') || tabFollows(buf, valueEnd)) return 'unsupported';
         break;
       }
       case 'transfer-encoding':
@@ -161,6 +185,25 @@ export function parseRequestHead(buf: Buffer, start: number, maxHeadBytes: numbe
     }
     headers[name] = value;
   }
+  if (bodyStart < 0) return 'incomplete';
+  if (headers.host === undefined) return 'unsupported';
+  return { method, url: text.slice(urlStart - start, urlEnd - start), headers, bodyStart, contentLength };
+}
+
+/** The method in buf[from, to) as one of METHODS' strings, if it is one. */
+function knownMethod(buf: Buffer, from: number, to: number): string | undefined {
+  next: for (const method of METHODS) {
+    if (method.length !== to - from) continue;
+    for (let k = 0; k < method.length; k++) if (buf[from + k] !== method.charCodeAt(k)) continue next;
+    return method;
+  }
+  return undefined;
+}
+
+/** Whether a HTAB is among the whitespace between a value's end and its line's CR. */
+function tabFollows(buf: Buffer, valueEnd: number): boolean {
+  for (let i = valueEnd; buf[i] !== CR; i++) if (buf[i] === HTAB) return true;
+  return false;
 }
 
 /** The number written by 1 to MAX_CONTENT_LENGTH_DIGITS ASCII digits in buf[from, to); -1 for anything else. */
@@ -173,9 +216,4 @@ function digits(buf: Buffer, from: number, to: number): number {
     n = n * 10 + d;
   }
   return n;
-}
-
-function onlySpaces(buf: Buffer, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (buf[i] !== SP) return false;
-  return true;
 }
