@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecutionArgs, ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { createHandler, type Request as HttpRequest, type RequestParams, type Response as HttpResponse } from 'graphql-http';
 import type { Caller } from '../domain/caller.js';
+import { replayedBody } from '../http/front-door.js';
 import type { Services } from '../domain/services.js';
 import { createContext, type GraphQLContext } from './context.js';
 import { RequestError, formatError, requestError, withCode, type FormatOptions } from './errors.js';
@@ -198,6 +199,8 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
     method: ['GET', 'POST'],
     url: '/graphql',
     bodyLimit: MAX_BODY_BYTES,
+    // A body the front door read before declining the request (src/http/front-door.ts).
+    preParsing: async (request, _reply, payload) => replayedBody(request.raw) ?? payload,
     handler: serve,
   });
   app.route({

@@ -1,24 +1,21 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Answered, FrontAnswer, FrontRequest, FrontResponse } from './front-door.js';
-import { InnerSocket } from './inner-socket.js';
+import { logAnswered } from './front-log.js';
 import { parseRequestHead, type RequestHead } from './request-head.js';
 import { responseHead } from './response-head.js';
 
 /**
- * One client connection read by the front door (src/http/front-door.ts).
+ * A new client connection, read by the front door (src/http/front-door.ts) before
+ * node:http: as long as every request on it is a cached query, the door answers each
+ * one right off the socket. At the first request it does not answer, node:http gets
+ * the socket, with the bytes read so far given back (`unshift`), and reads the rest
+ * of the connection itself, natively, exactly as if it had from the start.
  *
- * Requests are taken strictly one at a time and in order, so responses cannot overtake
- * each other (HTTP/1.1 pipelining): the door answers a request, or passes it to
- * node:http through the connection's `InnerSocket` and waits until node:http has
- * written the whole response before it looks at the next one.
- *
- * The door only splits the byte stream where node:http's parser would split it
- * identically (src/http/request-head.ts accepts a strict subset of HTTP/1.1). At the
- * first request outside that subset, node:http reads the rest of the connection
- * itself: the socket goes to it directly if nothing was passed on yet, or all further
- * bytes flow through the `InnerSocket` unread.
+ * Requests are answered strictly one at a time, in order (HTTP/1.1 pipelining), and
+ * the door only ever splits the byte stream where node:http's parser would split it
+ * too: src/http/request-head.ts accepts a strict subset of HTTP/1.1 and calls anything
+ * else unsupported, which goes to node:http whole.
  */
 
 export interface DoorSettings {
@@ -35,52 +32,49 @@ export interface DoorHooks {
   answered(): void;
   /** False once the server is shutting down. */
   isOpen(): boolean;
-  /** Gives a connection (or its inner side) to node:http. */
-  toNode(socket: Socket | InnerSocket): void;
-  inner(inner: InnerSocket): void;
+  /**
+   * node:http reads the connection from here on. `declined`: the request at the start
+   * of what was read, which the answer has seen (and counted) already.
+   */
+  toNode(socket: Socket, declined: FrontRequest | undefined): void;
   /** The door no longer reads this connection. */
   closed(): void;
 }
 
-/** Bodies the door reads: cached queries are small; anything larger is passed on unread. */
+/** Bodies the door reads: cached queries are small. */
 export const MAX_FRONT_BODY = 16 * 1024;
-/** Input held while a request is in flight; beyond it the socket is paused (node:http does the same). */
+/** Input held while an answer is in flight; beyond it the socket is paused (node:http does the same). */
 const MAX_HELD = 64 * 1024;
 /** node:http waits a second longer than the Keep-Alive header says, against races with clients. */
 const KEEP_ALIVE_GRACE_MS = 1000;
 
-type Mode = 'door' | 'node' | 'piped';
-
 export class FrontConnection {
-  private mode: Mode = 'door';
-  /** Bytes read and not yet handled, starting at a request's first byte. */
+  private reading = true;
+  /** Bytes read and not yet answered, from the first byte of a request. */
   private held: Buffer | null = null;
-  private inner: InnerSocket | null = null;
-  /** Body bytes of the passed-on request still to come from the client. */
-  private passing = 0;
-  /** An answer is being prepared, or node:http has not finished the response to a passed-on request. */
+  /** An answer is being prepared (it waits on Redis). */
   private busy = false;
-  /** The declined request node:http is about to receive, for `FrontAnswer.declined`. */
-  private declined: FrontRequest | null = null;
   private clientEnded = false;
 
-  private readonly onData = (chunk: Buffer) => this.receive(chunk);
-  private readonly onEnd = () => this.clientEnd();
-  private readonly onError = () => this.socket.destroy();
-  private readonly onTimeout = () => {
-    // node:http's keep-alive expiry. Neither a request in flight nor a response still
-    // being written is idle; the timer runs again once the output moves.
-    if (this.mode === 'door' && !this.busy && this.socket.writableLength === 0) this.socket.destroy();
-  };
-  private readonly onDrain = () => {
-    if (this.mode !== 'door') return;
+  private readonly onData = (chunk: Buffer) => {
+    this.held = this.held === null ? chunk : Buffer.concat([this.held, chunk]);
     if (this.busy) this.flow();
     else this.next();
   };
-  private readonly onClose = () => {
-    this.inner?.destroy();
-    this.hooks.closed();
+  private readonly onEnd = () => {
+    this.clientEnded = true;
+    if (!this.busy) this.next();
   };
+  private readonly onError = () => this.socket.destroy();
+  private readonly onTimeout = () => {
+    // node:http's keep-alive expiry. Neither an answer in flight nor a response still
+    // being written is idle; the timer runs again once the output moves.
+    if (!this.busy && this.socket.writableLength === 0) this.socket.destroy();
+  };
+  private readonly onDrain = () => {
+    if (!this.busy) this.next();
+  };
+  private readonly onClose = () => this.hooks.closed();
 
   constructor(
     private readonly socket: Socket,
@@ -96,70 +90,34 @@ export class FrontConnection {
     if (settings.keepAliveMs > 0) socket.setTimeout(settings.keepAliveMs + KEEP_ALIVE_GRACE_MS);
   }
 
-  /** node:http received the request the door passed on: carry over the answer's findings, wait for the response. */
-  passedOn(req: IncomingMessage, res: ServerResponse): void {
-    const declined = this.declined;
-    this.declined = null;
-    if (declined !== null) this.settings.answer.declined(declined, req);
-    if (this.mode === 'door') res.once('close', () => this.responded());
-  }
-
-  /** Server shutdown: an idle connection closes; a busy one closes or goes to node:http when done. */
+  /** Server shutdown: an idle connection closes; a busy one once its answer is out. */
   shutdown(): void {
-    if (this.mode === 'door' && !this.busy) this.next();
+    if (this.reading && !this.busy) this.next();
   }
 
-  private receive(chunk: Buffer): void {
-    if (this.mode === 'piped') {
-      if (!this.inner!.feed(chunk)) this.socket.pause();
-      return;
-    }
-    if (this.passing > 0) {
-      const length = Math.min(this.passing, chunk.length);
-      this.passing -= length;
-      const fed = this.inner!.feed(length === chunk.length ? chunk : chunk.subarray(0, length));
-      if (!fed) this.socket.pause();
-      if (length === chunk.length) return;
-      chunk = chunk.subarray(length);
-    }
-    this.held = this.held === null ? chunk : Buffer.concat([this.held, chunk]);
-    if (this.busy) this.flow();
-    else this.next();
-  }
-
-  private clientEnd(): void {
-    this.clientEnded = true;
-    if (this.mode === 'piped' || this.passing > 0) this.inner!.push(null);
-    else if (!this.busy) this.next();
-  }
-
-  /** Handles held requests until one is in flight, one is incomplete, or none is left. */
+  /** Answers held requests until one is not the door's, one is incomplete, or none is left. */
   private next(): void {
-    while (this.mode === 'door' && !this.busy && this.held !== null && !this.socket.writableNeedDrain) {
-      if (!this.hooks.isOpen()) return this.release();
+    while (this.reading && !this.busy && this.held !== null && !this.socket.writableNeedDrain) {
+      if (!this.hooks.isOpen()) return this.release(undefined);
       const held = this.held;
       const head = parseRequestHead(held, 0, this.settings.maxHeaderBytes);
       if (head === 'incomplete') break;
-      if (head === 'unsupported') return this.release();
+      if (head === 'unsupported' || !isCandidate(head)) return this.release(undefined);
       const end = head.bodyStart + head.contentLength;
-      if (!isCandidate(head)) {
-        this.held = end < held.length ? held.subarray(end) : null;
-        this.passOn(held.subarray(0, Math.min(end, held.length)), Math.max(0, end - held.length), null);
-        break;
-      }
       if (held.length < end) break;
-      this.held = end < held.length ? held.subarray(end) : null;
       const body = head.contentLength > 0 ? held.toString('utf8', head.bodyStart, end) : null;
-      this.offer({ method: head.method, url: head.url, headers: head.headers, body, socket: this.socket }, held.subarray(0, end));
+      this.offer({ method: head.method, url: head.url, headers: head.headers, body, socket: this.socket }, end);
     }
-    if (this.mode !== 'door' || this.busy) return this.flow();
-    if (this.held === null && this.clientEnded) this.socket.end();
+    if (!this.reading || this.busy) return;
+    // The client is done sending: what is answered is out, a partial request is dropped.
+    if (this.clientEnded) this.socket.end();
     // Shutting down: closes once the last response is out.
     else if (this.held === null && !this.hooks.isOpen()) this.socket.destroySoon();
     else this.flow();
   }
 
-  private offer(request: FrontRequest, bytes: Buffer): void {
+  /** Offers the held request that ends at `end`. */
+  private offer(request: FrontRequest, end: number): void {
     const started = this.settings.logRequests ? performance.now() : 0;
     let answered: Answered;
     try {
@@ -167,18 +125,18 @@ export class FrontConnection {
     } catch (err) {
       answered = Promise.reject(err);
     }
-    if (!(answered instanceof Promise)) return this.settle(request, bytes, answered, started);
+    if (!(answered instanceof Promise)) return this.settle(request, end, answered, started);
     this.busy = true;
     answered
       .catch((err: unknown) => {
-        // Fastify serves it instead, and answers (and logs) whatever goes wrong there.
+        // node:http and Fastify serve it instead, and answer (and log) whatever goes wrong there.
         this.settings.log.error({ err }, 'front door failed; passing the request on');
         return undefined;
       })
       .then((response) => {
         this.busy = false;
         if (this.socket.destroyed) return;
-        this.settle(request, bytes, response, started);
+        this.settle(request, end, response, started);
         this.next();
       })
       .catch((err: unknown) => {
@@ -187,97 +145,49 @@ export class FrontConnection {
       });
   }
 
-  private settle(request: FrontRequest, bytes: Buffer, response: FrontResponse | undefined, started: number): void {
-    if (response === undefined) return this.passOn(bytes, 0, request);
+  private settle(request: FrontRequest, end: number, response: FrontResponse | undefined, started: number): void {
+    if (response === undefined) return this.release(request);
+    const held = this.held!;
+    this.held = end < held.length ? held.subarray(end) : null;
     this.hooks.answered();
     const socket = this.socket;
     socket.cork();
     socket.write(responseHead(response.status, response.headers, this.settings.keepAliveMs), 'latin1');
     socket.write(response.body);
     socket.uncork();
-    if (started) this.logCompleted(request, response.status, performance.now() - started);
-  }
-
-  /** Passes a request to node:http: `bytes` now, `remaining` more body bytes as they arrive. */
-  private passOn(bytes: Buffer, remaining: number, request: FrontRequest | null): void {
-    const inner = this.openInner();
-    this.busy = true;
-    this.declined = request;
-    this.passing = remaining;
-    if (!inner.feed(bytes)) this.socket.pause();
-    if (remaining > 0 && this.clientEnded) inner.push(null);
-  }
-
-  /** node:http finished the response to the passed-on request (or the request died). */
-  private responded(): void {
-    this.busy = false;
-    if (this.socket.destroyed || this.socket.writableEnded) return;
-    this.next();
-  }
-
-  private openInner(): InnerSocket {
-    if (this.inner !== null) return this.inner;
-    const inner = new InnerSocket(this.socket);
-    this.inner = inner;
-    this.hooks.inner(inner);
-    this.hooks.toNode(inner);
-    return inner;
+    if (started) logAnswered(this.settings.log, { ...request, host: request.headers.host }, response.status, performance.now() - started);
   }
 
   /** node:http reads the rest of the connection, starting with what the door holds. */
-  private release(): void {
-    const held = this.held;
-    this.held = null;
-    this.socket.setTimeout(0);
-    // After the client's end, only the inner side can still tell node:http about it.
-    if (this.inner !== null || this.clientEnded) {
-      const inner = this.openInner();
-      this.mode = 'piped';
-      inner.delegateTimeouts();
-      if (held !== null && !inner.feed(held)) this.socket.pause();
-      if (this.clientEnded) inner.push(null);
-      return;
-    }
-    this.mode = 'node';
+  private release(declined: FrontRequest | undefined): void {
+    this.reading = false;
     const socket = this.socket;
     socket.off('data', this.onData).off('end', this.onEnd).off('error', this.onError);
     socket.off('timeout', this.onTimeout).off('drain', this.onDrain).off('close', this.onClose);
+    socket.setTimeout(0);
     this.hooks.closed();
-    // Node's documented way to give read bytes back: unshift, then let the new owner read.
+    // A client that has half-closed while its answer was in flight: node:http, too,
+    // ends such a connection without answering what is still pending.
+    if (this.clientEnded) return void socket.end();
+    // Node's documented way to give bytes back: unshift them, then let the new owner read.
     socket.pause();
-    if (held !== null) socket.unshift(held);
-    this.hooks.toNode(socket);
+    if (this.held !== null) socket.unshift(this.held);
+    this.held = null;
+    this.hooks.toNode(socket, declined);
     socket.resume();
   }
 
   /** Reads on while the client keeps up with its responses and little input is held. */
   private flow(): void {
-    if (this.mode !== 'door') return;
     if (this.socket.writableNeedDrain || (this.held !== null && this.held.length > MAX_HELD)) this.socket.pause();
-    // While a body is being passed on, node:http's appetite decides (InnerSocket._read).
-    else if (this.passing === 0 && this.socket.isPaused()) this.socket.resume();
-  }
-
-  /** The line Fastify logs for each request it completes, so request logs stay whole. */
-  private logCompleted(request: FrontRequest, statusCode: number, responseTime: number): void {
-    const { socket } = request;
-    this.settings.log.info(
-      {
-        // The shape the logger's `req` serializer reads (src/auth/log.ts), which scrubs the URL.
-        req: { method: request.method, url: request.url, host: request.headers.host, ip: socket.remoteAddress, socket },
-        res: { statusCode },
-        responseTime,
-        front: true,
-      },
-      'request completed',
-    );
+    else if (this.socket.isPaused()) this.socket.resume();
   }
 }
 
-/** A request the front answer may take: an anonymous-looking GraphQL read with a small plain body, kept alive. */
+/** A request the front answer may take: a GraphQL read with a small plain body, on a kept-alive connection. */
 function isCandidate(head: RequestHead): boolean {
   const { headers } = head;
-  if (headers.host === undefined || headers['content-encoding'] !== undefined) return false;
+  if (headers['content-encoding'] !== undefined) return false;
   if (headers.connection !== undefined && headers.connection.toLowerCase() !== 'keep-alive') return false;
   if (head.method === 'POST') return head.url === '/graphql' && head.contentLength > 0 && head.contentLength <= MAX_FRONT_BODY;
   return head.method === 'GET' && head.contentLength === 0 && head.url.startsWith('/graphql?');

@@ -1,29 +1,31 @@
-import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import { createServer, maxHeaderSize, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { FrontConnection, type DoorSettings } from './front-connection.js';
-import { InnerSocket } from './inner-socket.js';
+import { FrontConnection, MAX_FRONT_BODY, type DoorSettings } from './front-connection.js';
+import { logAnswered } from './front-log.js';
 
 /**
  * The front door of the HTTP server. Most traffic of a read-mostly API is the same few
- * anonymous queries, answered from the response cache; for those, node:http's own
- * request and response objects, let alone Fastify's, cost more than the answer.
+ * anonymous queries, answered from the response cache; for those, node:http's request
+ * and response objects, let alone Fastify's, cost more than the answer. The door is
+ * installed through Fastify's `serverFactory` and has two readers:
  *
- * So the door, installed through Fastify's `serverFactory`, reads each new connection
- * itself (src/http/front-connection.ts). A request it fully understands and whose
- * answer the `FrontAnswer` has ready (src/graphql/front-answer.ts) is answered right
- * there. Any other request is passed to node:http, byte for byte, and from there to
- * Fastify as usual; the connection stays with the door, so its next cached request is
- * answered at the door again. Only a request outside the strict subset of HTTP/1.1 the
- * door reads (src/http/request-head.ts) — a WebSocket upgrade, a chunked body, HTTP/1.0
- * — makes node:http read the rest of that connection itself.
+ * - Each new connection is read off the socket by a `FrontConnection`
+ *   (src/http/front-connection.ts), which answers cached queries without node:http at
+ *   all. At the first request it does not answer, it gives the socket to node:http.
+ * - On a connection node:http reads, each request still passes the door first: a
+ *   `GET`/`POST /graphql` is offered to the same answer before Fastify sees it. A body
+ *   read here is replayed to Fastify by the route's `preParsing` hook (`replayedBody`).
+ *
+ * What may be answered, and how, is the `FrontAnswer`'s business
+ * (src/graphql/front-answer.ts); everything it declines goes to Fastify unchanged.
  */
 
 export interface FrontRequest {
   method: string;
   url: string;
-  /** Lower-case names, each once (the door passes on a request that repeats one). */
-  headers: Record<string, string>;
+  headers: IncomingHttpHeaders;
   body: string | null;
   /** The client's connection: its address is the client's unless a trusted proxy says otherwise. */
   socket: Socket;
@@ -36,13 +38,13 @@ export interface FrontResponse {
   body: Buffer;
 }
 
-/** A response, or undefined to pass the request on; a promise of either when it must wait. */
+/** A response, or undefined to decline; a promise of either when it must wait. */
 export type Answered = FrontResponse | undefined | Promise<FrontResponse | undefined>;
 
 export interface FrontAnswer {
   /** Answers a request — synchronously when it can, which is what makes the door cheap. */
   answer(request: FrontRequest): Answered;
-  /** A request it declined reached node:http as `raw`: whatever answering it learnt goes along. */
+  /** A request it declined goes to Fastify as `raw`: whatever answering it learnt goes along. */
   declined(request: FrontRequest, raw: IncomingMessage): void;
 }
 
@@ -57,24 +59,36 @@ interface ServerFactoryOptions {
   maxRequestsPerSocket?: number;
 }
 
+const bodies = new WeakMap<IncomingMessage, Buffer>();
+
+/** The body the door read before declining, as a stream for Fastify's parser. */
+export function replayedBody(raw: IncomingMessage): Readable | undefined {
+  const body = bodies.get(raw);
+  if (body === undefined) return undefined;
+  bodies.delete(raw);
+  const stream = new PassThrough();
+  stream.end(body);
+  return stream;
+}
+
 export class FrontDoor {
   private settings: DoorSettings | undefined;
-  /** node:http's reader of a new connection, which the door calls when it gives one away. */
-  private toNode: ((socket: Socket | InnerSocket) => void) | undefined;
-  /** Connections the door is reading. */
-  private readonly connections = new Set<FrontConnection>();
-  private readonly owners = new WeakMap<InnerSocket, FrontConnection>();
   private server: Server | undefined;
   private maxHeaderBytes = maxHeaderSize;
-  /** Requests answered here; tests read it to know the door answered. */
+  /** node:http's own reader of a new connection, which the door calls when it gives one away. */
+  private toNode: ((socket: Socket) => void) | undefined;
+  /** Connections a `FrontConnection` is reading. */
+  private readonly connections = new Set<FrontConnection>();
+  /** A request the connection reader declined as it gave the socket away: node:http's first on it. */
+  private readonly declinedOn = new WeakMap<Socket, FrontRequest>();
+  /** Requests answered here, by either reader; tests read it to know the door answered. */
   answered = 0;
+  /** Of those, the ones answered off the socket, before node:http read them. */
+  answeredBeforeNode = 0;
 
   /** For `Fastify({ serverFactory })`: the server Fastify would create, with this door in front. */
   readonly serverFactory = (fastify: FastifyHandler, options: ServerFactoryOptions): Server => {
-    const server = createServer(options.http ?? {}, (req, res) => {
-      if (req.socket instanceof InnerSocket) this.owners.get(req.socket)?.passedOn(req, res);
-      fastify(req, res);
-    });
+    const server = createServer(options.http ?? {}, (req, res) => this.receive(req, res, fastify));
     // What Fastify sets on the server it creates itself (lib/server.js).
     if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
     if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
@@ -82,7 +96,7 @@ export class FrontDoor {
     if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
 
     // The door takes node:http's place as the reader of new connections.
-    const [nodeReader] = server.listeners('connection') as ((socket: Socket | InnerSocket) => void)[];
+    const [nodeReader] = server.listeners('connection') as ((socket: Socket) => void)[];
     if (nodeReader === undefined) throw new Error('node:http registered no connection listener');
     server.removeListener('connection', nodeReader);
     this.toNode = (socket) => nodeReader.call(server, socket);
@@ -92,24 +106,22 @@ export class FrontDoor {
     return server;
   };
 
-  /** Starts answering (after the app is ready); until then every connection goes to node:http. */
+  /** Starts answering (after the app is ready); until then every request goes to Fastify. */
   open(answer: FrontAnswer, log: FastifyBaseLogger): void {
-    const server = this.server;
-    // Counting requests per socket is node:http's business: with a limit, it keeps every connection.
-    if (server === undefined || server.maxRequestsPerSocket) return;
+    if (this.server === undefined) throw new Error('the front door opens on the server it made');
     this.settings = {
       answer,
       log,
       logRequests: ['info', 'debug', 'trace'].includes(log.level),
-      keepAliveMs: server.keepAliveTimeout,
+      keepAliveMs: this.server.keepAliveTimeout,
       maxHeaderBytes: this.maxHeaderBytes,
     };
   }
 
   /**
-   * Stops answering (shutdown). Idle connections close now; one with a request in
-   * flight gives the rest of itself to node:http afterwards, where Fastify, closing,
-   * answers any further request with 503 and closes it.
+   * Stops answering (shutdown): Fastify then refuses new requests with 503 itself.
+   * Connections a `FrontConnection` reads close once idle, or go to node:http with the
+   * requests they hold.
    */
   close(): void {
     this.settings = undefined;
@@ -118,14 +130,89 @@ export class FrontDoor {
 
   private accept(socket: Socket): void {
     const settings = this.settings;
-    if (settings === undefined) return this.toNode!(socket);
+    // Counting requests per socket is node:http's business: with a limit, it reads them all.
+    if (settings === undefined || this.server?.maxRequestsPerSocket) return this.toNode!(socket);
     const connection = new FrontConnection(socket, settings, {
-      answered: () => this.answered++,
+      answered: () => {
+        this.answered++;
+        this.answeredBeforeNode++;
+      },
       isOpen: () => this.settings !== undefined,
-      toNode: (readable) => this.toNode!(readable),
-      inner: (inner) => this.owners.set(inner, connection),
+      toNode: (given, declined) => {
+        if (declined !== undefined) this.declinedOn.set(given, declined);
+        this.toNode!(given);
+      },
       closed: () => this.connections.delete(connection),
     });
     this.connections.add(connection);
   }
+
+  private receive(req: IncomingMessage, res: ServerResponse, fastify: FastifyHandler): void {
+    const settings = this.settings;
+    if (settings === undefined) return fastify(req, res);
+    const declined = this.declinedOn.get(req.socket);
+    if (declined !== undefined) {
+      // Offered (and counted) already, by the connection reader: straight to the route.
+      this.declinedOn.delete(req.socket);
+      settings.answer.declined(declined, req);
+      return fastify(req, res);
+    }
+    const { method, url = '' } = req;
+    if (method === 'GET' && url.startsWith('/graphql?')) return this.offer(settings, req, res, null, fastify);
+    if (method !== 'POST' || url !== '/graphql' || !hasSmallPlainBody(req)) return fastify(req, res);
+    const chunks: Buffer[] = [];
+    let length = 0;
+    req.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      length += chunk.length;
+    });
+    // No 'error' listener on purpose: an aborted upload then just never ends (Node emits
+    // no error without a listener), and there is nobody left to answer.
+    req.on('end', () => {
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
+      this.offer(settings, req, res, body, fastify);
+    });
+  }
+
+  private offer(settings: DoorSettings, req: IncomingMessage, res: ServerResponse, body: Buffer | null, fastify: FastifyHandler): void {
+    const started = settings.logRequests ? performance.now() : 0;
+    const request: FrontRequest = { method: req.method!, url: req.url!, headers: req.headers, body: body?.toString('utf8') ?? null, socket: req.socket };
+    let answered: Answered;
+    try {
+      answered = settings.answer.answer(request);
+    } catch (err) {
+      answered = Promise.reject(err);
+    }
+    const finish = (response: FrontResponse | undefined) => {
+      if (response === undefined) {
+        settings.answer.declined(request, req);
+        if (body !== null) bodies.set(req, body);
+        return fastify(req, res);
+      }
+      this.answered++;
+      res.writeHead(response.status, response.headers);
+      res.end(response.body);
+      if (started) logAnswered(settings.log, { ...request, host: req.headers.host }, response.status, performance.now() - started);
+    };
+    if (!(answered instanceof Promise)) return finish(answered);
+    answered
+      .catch((err: unknown) => {
+        // Fastify serves it instead, and answers (and logs) whatever goes wrong there.
+        settings.log.error({ err }, 'front door failed; handing the request to the router');
+        return undefined;
+      })
+      .then(finish)
+      .catch((err: unknown) => {
+        settings.log.error({ err }, 'front door failed to answer');
+        res.destroy();
+      });
+  }
+}
+
+/** A body the door may read: framed by Content-Length, small, not encoded. */
+function hasSmallPlainBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  if (length === undefined || req.headers['transfer-encoding'] !== undefined || req.headers['content-encoding'] !== undefined) return false;
+  const bytes = Number(length);
+  return bytes > 0 && bytes <= MAX_FRONT_BODY;
 }

@@ -161,7 +161,7 @@ function readFields(buf: Buffer, start: number, bodyStart: number, method: strin
   for (let f = 0; f < count * 4; f += 4) {
     const valueStart = fields[f + 2]!;
     const valueEnd = fields[f + 3]!;
-    const name = text.slice(fields[f]! - start, fields[f + 1]! - start).toLowerCase();
+    const name = knownName(buf, fields[f]!, fields[f + 1]!) ?? text.slice(fields[f]! - start, fields[f + 1]! - start).toLowerCase();
     if (headers[name] !== undefined) return 'unsupported';
     const value = text.slice(valueStart - start, valueEnd - start);
     switch (name) {
@@ -188,6 +188,43 @@ function readFields(buf: Buffer, start: number, bodyStart: number, method: strin
   if (bodyStart < 0) return 'incomplete';
   if (headers.host === undefined) return 'unsupported';
   return { method, url: text.slice(urlStart - start, urlEnd - start), headers, bodyStart, contentLength };
+}
+
+/**
+ * Header names common in requests, lower-case. A name found here costs no new string,
+ * and a property keyed by a new string costs V8 a look-up in its string table first:
+ * together most of the time spent outside the byte scan.
+ */
+const KNOWN_NAMES = new Map<number, string>();
+for (const name of [
+  'host', 'user-agent', 'accept', 'accept-encoding', 'accept-language', 'content-type', 'content-length',
+  'connection', 'keep-alive', 'cookie', 'authorization', 'origin', 'referer', 'cache-control', 'pragma',
+  'dnt', 'te', 'priority', 'if-none-match', 'if-modified-since', 'upgrade-insecure-requests',
+  'sec-fetch-dest', 'sec-fetch-mode', 'sec-fetch-site', 'sec-fetch-user', 'sec-ch-ua', 'sec-ch-ua-mobile',
+  'sec-ch-ua-platform', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'x-request-id',
+  'apollo-require-preflight', 'x-apollo-operation-name', 'apollographql-client-name', 'apollographql-client-version',
+  'transfer-encoding', 'upgrade', 'expect', 'proxy-connection',
+]) {
+  const bytes = Buffer.from(name, 'latin1');
+  KNOWN_NAMES.set(nameHash(bytes, 0, bytes.length), name);
+}
+
+/** Case-insensitive for ASCII letters, as header names are. */
+function nameHash(buf: Buffer, from: number, to: number): number {
+  let h = to - from;
+  for (let i = from; i < to; i++) h = (Math.imul(h, 31) + (buf[i]! | 0x20)) | 0;
+  return h;
+}
+
+/** The lower-cased name in buf[from, to) if it is one of KNOWN_NAMES. */
+function knownName(buf: Buffer, from: number, to: number): string | undefined {
+  const name = KNOWN_NAMES.get(nameHash(buf, from, to));
+  if (name === undefined || name.length !== to - from) return undefined;
+  for (let k = 0; k < name.length; k++) {
+    const c = buf[from + k]!;
+    if ((c >= 0x41 && c <= 0x5a ? c | 0x20 : c) !== name.charCodeAt(k)) return undefined;
+  }
+  return name;
 }
 
 /** The method in buf[from, to) as one of METHODS' strings, if it is one. */
