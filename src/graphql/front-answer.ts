@@ -23,7 +23,7 @@ import { clientIp } from './ws-auth.js';
  *
  * Every anonymous request read here counts here, once, on the same `/graphql` counter
  * as the route's (key `graphql:ip:<address>`); when it declines, the decision goes
- * with the request to node:http (`declined` → `rememberDecision`) and the route answers
+ * with the request to the route (`declined` → `rememberDecision`), which answers
  * on it — the response of a miss, or the 429 — without counting again.
  */
 export interface FrontAnswerOptions {

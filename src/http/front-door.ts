@@ -80,7 +80,7 @@ export class FrontDoor {
   /** Connections a `FrontConnection` is reading. */
   private readonly connections = new Set<FrontConnection>();
   /** A request the connection reader declined as it gave the socket away: node:http's first on it. */
-  private readonly declinedOn = new WeakMap<Socket, FrontRequest>();
+  private readonly declinedOn = new WeakMap<Socket, { request: FrontRequest; answer: FrontAnswer }>();
   /** Requests answered here, by either reader; tests read it to know the door answered. */
   answered = 0;
   /** Of those, the ones answered off the socket, before node:http read them. */
@@ -139,7 +139,7 @@ export class FrontDoor {
       },
       isOpen: () => this.settings !== undefined,
       toNode: (given, declined) => {
-        if (declined !== undefined) this.declinedOn.set(given, declined);
+        if (declined !== undefined) this.declinedOn.set(given, { request: declined, answer: settings.answer });
         this.toNode!(given);
       },
       closed: () => this.connections.delete(connection),
@@ -148,15 +148,16 @@ export class FrontDoor {
   }
 
   private receive(req: IncomingMessage, res: ServerResponse, fastify: FastifyHandler): void {
-    const settings = this.settings;
-    if (settings === undefined) return fastify(req, res);
     const declined = this.declinedOn.get(req.socket);
     if (declined !== undefined) {
-      // Offered (and counted) already, by the connection reader: straight to the route.
+      // Offered (and counted) already, by the connection reader — even if the door has
+      // closed since: straight to the route, with what the answer learnt.
       this.declinedOn.delete(req.socket);
-      settings.answer.declined(declined, req);
+      declined.answer.declined(declined.request, req);
       return fastify(req, res);
     }
+    const settings = this.settings;
+    if (settings === undefined) return fastify(req, res);
     const { method, url = '' } = req;
     if (method === 'GET' && url.startsWith('/graphql?')) return this.offer(settings, req, res, null, fastify);
     if (method !== 'POST' || url !== '/graphql' || !hasSmallPlainBody(req)) return fastify(req, res);
@@ -189,6 +190,8 @@ export class FrontDoor {
         if (body !== null) bodies.set(req, body);
         return fastify(req, res);
       }
+      // The client (or a parse error further on) may have ended the connection meanwhile.
+      if (res.destroyed) return;
       this.answered++;
       res.writeHead(response.status, response.headers);
       res.end(response.body);
