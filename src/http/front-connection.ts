@@ -168,7 +168,11 @@ export class FrontConnection {
     this.hooks.closed();
     // A client that has half-closed while its answer was in flight: node:http, too,
     // ends such a connection without answering what is still pending.
-    if (this.clientEnded) return void socket.end();
+    if (this.clientEnded) {
+      socket.on('error', this.onError);
+      socket.end();
+      return;
+    }
     // Node's documented way to give bytes back: unshift them, then let the new owner read.
     socket.pause();
     if (this.held !== null) socket.unshift(this.held);
