@@ -1,9 +1,11 @@
 /**
  * Login bench: does password hashing stay out of request serving's way? Q1 (`{ user(id)
- * { id name } }`) alone, then Q1 again while 8 logins per second are in flight, at
- * the default bcrypt cost (12). Target: Q1's p99 with logins at most 1.5× its p99
- * alone. Also reports the logins' own latency (p50, p99, how many completed) and the
- * time of one login at cost 12 on an idle service (median of 5).
+ * { id name } }`) flat out gives the service's capacity; then, in BENCH_LOGIN_ROUNDS (3)
+ * rounds, Q1 at half that rate (BENCH_LOGIN_Q1_SHARE) alone, and again while 8 logins
+ * per second are in flight, at the default bcrypt cost (12). Target: Q1's p99 with
+ * logins at most 1.5× its p99 alone (the round with the median ratio is shown). Also
+ * reports the logins' own latency (p50, p99, how many completed) and the time of one
+ * login at cost 12 on an idle service (median of 5).
  *
  *   npm run build && node bench/login/run.mjs [--env=NAME=VALUE ...]   # alone
  *   npm run bench                                                       # with the others
@@ -35,6 +37,14 @@ import { formatTable } from '../lib/table.mjs';
 
 const LOADGEN = fileURLToPath(new URL('./loadgen.mjs', import.meta.url));
 const TARGET_P99_RATIO = 1.5;
+/**
+ * The share of Q1's flat-out rate offered while p99 is compared. Flat out, the service
+ * and autocannon fill both cores of this VM and every cycle a hashing thread gets, it
+ * takes from one of them: p99 then measures the machine being full, not whether
+ * hashing gets in request serving's way. At a fixed rate with room left, it does.
+ */
+const Q1_SHARE = Number(process.env.BENCH_LOGIN_Q1_SHARE ?? 0.5);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_LOGIN_ROUNDS ?? 3));
 const PASSWORD = 'bench login password';
 
 /** `ctx` as bench/run.mjs passes it ({ shape, only, load, env, … }); returns table rows (bench/lib/table.mjs). */
@@ -74,34 +84,53 @@ export async function runLoginLoad(ctx = {}) {
 
     const body = JSON.stringify({ query: `{ user(id: "${userIds[0]}") { id name } }` });
     const expected = await checkedQ1(service.graphqlUrl, body, userIds[0]);
-    const q1 = async () => {
+    const q1 = async (extra = {}) => {
       const before = threadCpu(pid);
       const startedAt = performance.now();
-      const result = await runLoad({ url: service.graphqlUrl, body, expectBody: expected, serverPid: pid, ...load });
+      const result = await runLoad({ url: service.graphqlUrl, body, expectBody: expected, serverPid: pid, ...load, ...extra });
       result.threads = threadShares(before, threadCpu(pid), performance.now() - startedAt, pid);
       return result;
     };
 
-    log(`Q1 alone (${load.warmup} s warm-up + ${load.duration} s)`);
+    log(`Q1 flat out (${load.warmup} s warm-up + ${load.duration} s): the service's capacity`);
     await waitForQuiet({ log });
-    const alone = await q1();
-    log(`Q1 alone: ${Math.round(alone.rps)} req/s, p50 ${ms(alone.p50)} ms, p99 ${ms(alone.p99)} ms; ${cpuNotes(alone)}`);
+    const capacity = await q1();
+    const rate = Math.round(capacity.rps * Q1_SHARE);
+    log(`Q1 flat out: ${Math.round(capacity.rps)} req/s, p99 ${ms(capacity.p99)} ms; ${cpuNotes(capacity)}; next: Q1 at ${rate} req/s`);
 
-    log(`Q1 with ${perSecond} logins/s in flight`);
-    await waitForQuiet({ log });
-    loadgen = forkTracked(LOADGEN, [], { cwd: ROOT });
-    loadgen.send({ cmd: 'start', url: service.url, accounts, perSecond });
-    await waitForMessage(loadgen, (m) => m.cmd === 'started');
-    const withLogins = await q1();
-    loadgen.send({ cmd: 'mark' });
-    const mark = await waitForMessage(loadgen, (m) => m.cmd === 'marked');
-    log(`Q1 with logins: ${Math.round(withLogins.rps)} req/s, p50 ${ms(withLogins.p50)} ms, p99 ${ms(withLogins.p99)} ms; ` +
-      `${mark.completed} of ${mark.sent} logins done, ${mark.inFlight} in flight; ${cpuNotes(withLogins)}; draining`);
-    loadgen.send({ cmd: 'stop', drainMs });
-    const logins = (await waitForMessage(loadgen, (m) => m.cmd === 'stopped', drainMs + 30_000)).result;
-    if (logins.firstError) log(`login error: ${logins.firstError}`);
+    // Rounds of alone-then-with-logins, as the ratio scenarios do: p99s of a few ms at
+    // 1 ms resolution, on a VM whose speed drifts, make one pair a coin toss.
+    const rounds = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      log(`round ${round}/${ROUNDS}: Q1 alone at ${rate} req/s`);
+      await waitForQuiet({ log });
+      const alone = await q1({ overallRate: rate });
+      log(`Q1 alone: ${Math.round(alone.rps)} req/s, p50 ${ms(alone.p50)} ms, p99 ${ms(alone.p99)} ms; ${cpuNotes(alone)}`);
 
-    const ratio = withLogins.p99 / alone.p99;
+      log(`round ${round}/${ROUNDS}: Q1 with ${perSecond} logins/s in flight`);
+      await waitForQuiet({ log });
+      loadgen = forkTracked(LOADGEN, [], { cwd: ROOT });
+      loadgen.send({ cmd: 'start', url: service.url, accounts, perSecond });
+      await waitForMessage(loadgen, (m) => m.cmd === 'started');
+      const withLogins = await q1({ overallRate: rate });
+      loadgen.send({ cmd: 'mark' });
+      const mark = await waitForMessage(loadgen, (m) => m.cmd === 'marked');
+      log(`Q1 with logins: ${Math.round(withLogins.rps)} req/s, p50 ${ms(withLogins.p50)} ms, p99 ${ms(withLogins.p99)} ms; ` +
+        `${mark.completed} of ${mark.sent} logins done, ${mark.inFlight} in flight; ${cpuNotes(withLogins)}; draining`);
+      // Every queued login finishes before the next baseline, so none hashes during it.
+      loadgen.send({ cmd: 'stop', drainMs });
+      const logins = (await waitForMessage(loadgen, (m) => m.cmd === 'stopped', drainMs + 30_000)).result;
+      await stopChild(loadgen, 2_000);
+      loadgen = undefined;
+      if (logins.firstError) log(`login error: ${logins.firstError}`);
+      rounds.push({ alone, withLogins, mark, logins, ratio: withLogins.p99 / alone.p99 });
+      log(`round ${round}: ratio ${rounds.at(-1).ratio.toFixed(2)}×`);
+    }
+    const shown = [...rounds].sort((a, b) => a.ratio - b.ratio)[(rounds.length - 1) >> 1];
+    const { alone, withLogins, mark, logins } = shown;
+    const roundNotes = `rounds ${rounds.map((r) => `${r.ratio.toFixed(2)}×`).join(', ')} (median shown)`;
+
+    const ratio = shown.ratio;
     const windowSeconds = logins.firingSeconds;
     const label = `BCRYPT_COST=${env.BCRYPT_COST}, ${threads.niced ?? '?'} hashing thread(s) at nice 19${threads.idle ? ' + SCHED_IDLE' : ''}` +
       (env.BCRYPT_CONCURRENCY ? `, BCRYPT_CONCURRENCY=${env.BCRYPT_CONCURRENCY}` : '');
@@ -111,21 +140,28 @@ export async function runLoginLoad(ctx = {}) {
 
     return [
       {
-        scenario: `login: Q1 alone (${label})`,
+        scenario: `login: Q1 flat out (${label})`,
+        service: capacity,
+        ceiling: null,
+        notes: `the service's capacity; the next two rows offer ${Math.round(Q1_SHARE * 100)} % of it (${rate} req/s); ${cpuNotes(capacity)}`,
+        extra: { capacity },
+      },
+      {
+        scenario: `login: Q1 alone at ${rate} req/s`,
         service: alone,
         ceiling: null,
         notes: `the baseline of the next row; ${cpuNotes(alone)}`,
         extra: { alone },
       },
       {
-        scenario: `login: Q1 while ${perSecond} logins/s are in flight`,
+        scenario: `login: Q1 at ${rate} req/s while ${perSecond} logins/s are in flight`,
         service: withLogins,
         ceiling: null,
         ratio,
         pass: ratio <= TARGET_P99_RATIO,
         notes:
           `ratio = Q1 p99 with logins ÷ Q1 p99 alone (${ms(withLogins.p99)} ÷ ${ms(alone.p99)} ms), target ≤ ${TARGET_P99_RATIO}×; ` +
-          `req/s ${Math.round(withLogins.rps)} vs ${Math.round(alone.rps)} alone; ${cpuNotes(withLogins)}`,
+          `req/s ${Math.round(withLogins.rps)} vs ${Math.round(alone.rps)} alone; ${cpuNotes(withLogins)}; ${roundNotes}`,
         extra: { withLogins },
       },
       {
