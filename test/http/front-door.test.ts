@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/graphql/http.js';
 import { signIn, type SignedIn } from '../helpers/auth.js';
-import { RawConnection, rawPost } from '../helpers/raw-http.js';
+import { RawClient, headerOf, rawPost, type HttpResponse } from '../helpers/raw-http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -471,13 +471,13 @@ describe('rate limiting at the front door', () => {
 
 describe('one connection, raw bytes', () => {
   const withoutDate = (head: string) => head.split('\r\n').filter((line) => !line.startsWith('Date: '));
-  const open: RawConnection[] = [];
-  const connection = async () => {
-    const c = await RawConnection.open(server.url);
+  const open: RawClient[] = [];
+  const connection = async (target: TestServer = server) => {
+    const c = await RawClient.connect(Number(new URL(target.url).port));
     open.push(c);
     return c;
   };
-  afterAll(() => open.forEach((c) => c.close()));
+  afterAll(() => open.forEach((c) => c.socket.destroy()));
   const counters = () => ({ answered: server.inkwell.front.answered, beforeNode: server.inkwell.front.answeredBeforeNode });
 
   it("an answer read off the socket has the route's head, line for line (Date aside, one request later)", async () => {
@@ -490,13 +490,13 @@ describe('one connection, raw bytes', () => {
     second.write(rawPost(body));
     const door = await second.response();
     expect(counters()).toEqual({ answered: before.answered + 1, beforeNode: before.beforeNode + 1 });
-    expect(door.body).toBe(route.body);
-    const remainingOf = (r: typeof route) => Number(r.headers['x-ratelimit-remaining']);
+    expect(door.text).toBe(route.text);
+    const remainingOf = (r: HttpResponse) => Number(headerOf(r, 'x-ratelimit-remaining'));
     expect(remainingOf(door)).toBe(remainingOf(route) - 1);
     // The counter moved by one and the window's end may have crossed a second: values aside, the lines match.
-    const resetOf = (r: typeof route) => Number(r.headers['x-ratelimit-reset']);
+    const resetOf = (r: HttpResponse) => Number(headerOf(r, 'x-ratelimit-reset'));
     expect(Math.abs(resetOf(door) - resetOf(route))).toBeLessThanOrEqual(1);
-    const normalized = (r: typeof route) => withoutDate(r.head).map((l) => l.replace(/^(x-ratelimit-(remaining|reset)): \d+$/, '$1: n'));
+    const normalized = (r: HttpResponse) => withoutDate(r.head).map((l) => l.replace(/^(x-ratelimit-(remaining|reset)): \d+$/, '$1: n'));
     expect(normalized(door)).toEqual(normalized(route));
     expect(door.head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     expect(door.head).toContain('\r\nConnection: keep-alive\r\nKeep-Alive: timeout=72');
@@ -520,15 +520,15 @@ describe('one connection, raw bytes', () => {
     const responses = [];
     for (let i = 0; i < 5; i++) responses.push(await c.response());
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    expect(responses[0]!.body).toBe(warm.text);
-    expect(JSON.parse(responses[1]!.body).data.books[0]).toEqual({ id: expect.any(String) });
-    expect(JSON.parse(responses[2]!.body).data.me).toEqual({ email: 'admin@inkwell.test', role: 'admin' });
-    expect(JSON.parse(responses[3]!.body)).toMatchObject({ status: expect.any(String) });
-    expect(responses[4]!.body).toBe(warm.text);
+    expect(responses[0]!.text).toBe(warm.text);
+    expect(JSON.parse(responses[1]!.text).data.books[0]).toEqual({ id: expect.any(String) });
+    expect(JSON.parse(responses[2]!.text).data.me).toEqual({ email: 'admin@inkwell.test', role: 'admin' });
+    expect(JSON.parse(responses[3]!.text)).toMatchObject({ status: expect.any(String) });
+    expect(responses[4]!.text).toBe(warm.text);
     // The first hit off the socket; from the miss on node:http reads, and the last hit is answered before Fastify.
     expect(counters()).toEqual({ answered: before.answered + 2, beforeNode: before.beforeNode + 1 });
     // One count per request, in order, whichever reader answered.
-    const counts = [responses[0]!, responses[1]!, responses[4]!].map((r) => Number(r.headers['x-ratelimit-remaining']));
+    const counts = [responses[0]!, responses[1]!, responses[4]!].map((r) => Number(headerOf(r, 'x-ratelimit-remaining')));
     expect(counts).toEqual([counts[0], counts[0]! - 1, counts[0]! - 2]);
   });
 
@@ -543,7 +543,7 @@ describe('one connection, raw bytes', () => {
       await new Promise((r) => setImmediate(r));
     }
     const split = await c.response();
-    expect(split.body).toBe(warm.text);
+    expect(split.text).toBe(warm.text);
     expect(counters()).toEqual({ answered: before.answered + 1, beforeNode: before.beforeNode + 1 });
   });
 
@@ -561,7 +561,7 @@ describe('one connection, raw bytes', () => {
       c.write(rawPost(body));
       const cached = await c.response();
       expect(cached.status).toBe(200);
-      expect(cached.body).toBe(warm.text);
+      expect(cached.text).toBe(warm.text);
       expect(counters()).toEqual({ answered: before.answered + 1, beforeNode: before.beforeNode });
     });
   }
@@ -575,7 +575,7 @@ describe('one connection, raw bytes', () => {
     c.write(smuggled);
     const refused = await c.response();
     expect(refused.status).toBe(400);
-    expect(await c.closedByServer()).toBe(true);
+    expect(await c.waitClosed(5000)).toBe(true);
     expect(server.inkwell.front.answered).toBe(before);
   });
 
@@ -613,12 +613,12 @@ describe('one connection, raw bytes', () => {
     const s = await startServer();
     const query = '{ books(limit: 1) { id } }';
     await postQuery(query, {}, s);
-    const c = await RawConnection.open(s.url);
+    const c = await connection(s);
     c.write(rawPost(JSON.stringify({ query })));
     await c.response();
     expect(s.inkwell.front.answeredBeforeNode).toBe(1);
     const closing = s.close();
-    expect(await c.closedByServer(3000)).toBe(true);
+    expect(await c.waitClosed(3000)).toBe(true);
     await closing;
   });
 });
