@@ -324,6 +324,16 @@ async function exchange(port: number, writes: (string | Buffer)[], gapMs = 0, en
 
 const texts = (responses: HttpResponse[]) => responses.map((r) => r.text);
 
+/** A door whose answers take 100 ms, closed 20 ms after `requests` were written on a new connection. */
+async function closeWhileAnswering(requests: string): Promise<{ s: DoorSetup; c: RawClient }> {
+  const s = await startDoor({ mode: 'async', asyncMs: 100 });
+  const c = await Client.connect(s.port);
+  c.write(requests);
+  await sleep(20);
+  s.door.close();
+  return { s, c };
+}
+
 /** Writes `bytes` in two pieces cut at `at`, 20 ms apart: the server reads them separately. */
 async function writeInTwo(client: RawClient, bytes: Buffer, at: number): Promise<void> {
   client.write(bytes.subarray(0, at));
@@ -1055,11 +1065,7 @@ describe('door.close()', () => {
   });
 
   it('lets an answer in flight finish, then closes; a new connection goes to node:http', async () => {
-    const s = await startDoor({ mode: 'async', asyncMs: 100 });
-    const c = await Client.connect(s.port);
-    c.write(hit(1));
-    await sleep(20);
-    s.door.close();
+    const { s, c } = await closeWhileAnswering(hit(1));
     expect((await c.response()).text).toBe(doorBody(1));
     expect(await c.waitClosed(1000)).toBe(true);
     expect(readers(s)).toEqual([1, 0]);
@@ -1073,11 +1079,7 @@ describe('door.close()', () => {
   });
 
   it('hands requests still held behind a busy answer to node:http, in order', async () => {
-    const s = await startDoor({ mode: 'async', asyncMs: 100 });
-    const c = await Client.connect(s.port);
-    c.write(hit(0) + hit(1) + miss(2));
-    await sleep(20);
-    s.door.close();
+    const { s, c } = await closeWhileAnswering(hit(0) + hit(1) + miss(2));
     expect(texts(await c.responses(3))).toEqual([doorBody(0), nodeBody(hitText(1)), missBody(2)]);
     expect(readers(s)).toEqual([1, 0]);
     expect(s.offered).toHaveLength(1);
@@ -1090,11 +1092,7 @@ describe('door.close()', () => {
   });
 
   it('a request the answer declines as the door closes reaches node:http, declined once', async () => {
-    const s = await startDoor({ mode: 'async', asyncMs: 100 });
-    const c = await Client.connect(s.port);
-    c.write(miss(1));
-    await sleep(20);
-    s.door.close();
+    const { s, c } = await closeWhileAnswering(miss(1));
     expect((await c.response()).text).toBe(missBody(1));
     expect(s.offered).toHaveLength(1);
     expect(s.nodeSeen).toHaveLength(1);
