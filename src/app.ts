@@ -2,23 +2,21 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createBackends, type Backends } from './backends.js';
 import type { Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
-import { seedDemoData } from './db/seed.js';
 import { setupAuth } from './auth/index.js';
 import { serializeRequest } from './auth/log.js';
-import { clientKey, limiterKey } from './auth/rate-limit.js';
 import type { AuthService } from './auth/service.js';
+import { seedDemoData } from './domain/seed.js';
 import { createServices, type Services } from './domain/services.js';
-import { CacheProbe } from './graphql/cache-probe.js';
-import { cachedQueryAnswer } from './graphql/front-answer.js';
-import { graphqlHttpPlugin } from './graphql/http.js';
-import { PersistedQueries, loadManifest } from './graphql/persisted.js';
-import { OperationPipeline } from './graphql/pipeline.js';
-import { ResponseCache } from './graphql/response-cache.js';
+import { ResponseCache } from './graphql/cache/response-cache.js';
+import { graphqlHttpRoutes } from './graphql/http/route.js';
+import { PersistedQueries, loadManifest } from './graphql/operation/persisted.js';
+import { OperationPipeline } from './graphql/operation/pipeline.js';
+import { RequestPreparer } from './graphql/operation/request.js';
 import { createSubscriptionResolvers } from './graphql/resolvers/subscription.js';
 import { buildSchema } from './graphql/schema.js';
-import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws.js';
+import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws/server.js';
 import { healthRoutes } from './health.js';
-import { FrontDoor } from './http/front-door.js';
+import { clientKey, limiterKey } from './rate-limit/limiter.js';
 
 export interface Inkwell {
   app: FastifyInstance;
@@ -26,17 +24,17 @@ export interface Inkwell {
   backends: Backends;
   services: Services;
   pipeline: OperationPipeline;
+  /** Whole responses of queries; undefined when RESPONSE_CACHE_MB=0. */
+  responseCache: ResponseCache | undefined;
   /** GraphQL over WebSocket at /graphql (subscriptions). */
   realtime: GraphqlWsServer;
   /** The account area: sessions, tokens, callers (src/auth). */
   auth: AuthService;
-  /** Answers anonymous cached queries before node:http and Fastify (src/http/front-door.ts). */
-  front: FrontDoor;
   /** Stops accepting work, lets in-flight requests finish, then closes the backends. */
   close(): Promise<void>;
 }
 
-/** Secrets and credentials never reach the log (SPEC: no passwords or tokens in logs). */
+/** Secrets and credentials never reach the log (docs/operations.md). */
 const redact = [
   'req.headers.authorization',
   'req.headers.cookie',
@@ -61,10 +59,9 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   const persisted = new PersistedQueries(backends.counters, config.persistedQueries, manifest);
 
   const responseCache = config.responseCacheBytes > 0 ? new ResponseCache(backends.dataVersion, config.responseCacheBytes) : undefined;
-  const front = new FrontDoor();
+  const preparer = new RequestPreparer(pipeline, persisted, responseCache);
 
   const app = Fastify({
-    serverFactory: front.serverFactory,
     logger: { level: config.logLevel, redact, serializers: { req: serializeRequest } },
     // Behind a proxy the client address comes from X-Forwarded-For (rate limits use it).
     trustProxy: config.trustProxy,
@@ -75,19 +72,19 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
   await app.register(healthRoutes, backends);
   const auth = await setupAuth(app, { config, backends, services });
-  await app.register(graphqlHttpPlugin, {
-    pipeline,
+  await app.register(graphqlHttpRoutes, {
+    preparer,
     services,
-    persisted,
     responseCache,
     isProduction: config.isProduction,
+    rateLimit: config.rateLimit,
     authenticate: auth.authenticate,
-    preHandler: auth.graphqlPreHandler,
   });
   const realtime = attachGraphqlWs(app.server, {
     pipeline,
+    preparer,
     services,
-    persisted,
+    responseCache,
     isProduction: config.isProduction,
     log: app.log,
     publicUrl: config.publicUrl,
@@ -100,21 +97,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     },
   });
   // Open sockets would keep the HTTP server from closing: they go first, with 1001.
-  app.addHook('preClose', () => {
-    front.close();
-    return realtime.close();
-  });
-  if (responseCache) {
-    const answer = cachedQueryAnswer({
-      probe: new CacheProbe(pipeline, persisted, responseCache),
-      cache: responseCache,
-      counters: auth.auth.counters,
-      rateLimit: config.rateLimit,
-      trustProxy: config.trustProxy,
-      isProduction: config.isProduction,
-    });
-    front.open(answer, app.log);
-  }
+  app.addHook('preClose', () => realtime.close());
 
   return {
     app,
@@ -122,9 +105,9 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     backends,
     services,
     pipeline,
+    responseCache,
     realtime,
     auth: auth.auth,
-    front,
     async close() {
       await app.close();
       await backends.close();

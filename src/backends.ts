@@ -10,8 +10,7 @@ import { MemoryStore } from './store/memory.js';
 import { closeRedis, connectRedis, waitReady } from './store/redis-client.js';
 import { RedisStore } from './store/redis.js';
 import { CacheStore, FallbackStore } from './store/resilient.js';
-import { localDataVersion, sharedDataVersion } from './store/data-version.js';
-import type { DataVersion } from './graphql/response-cache.js';
+import { localDataVersion, sharedDataVersion, type DataVersion } from './store/data-version.js';
 
 /**
  * The one place that picks implementations from configuration. Everything else sees

@@ -2,7 +2,10 @@
  * Errors that carry a stable `code`. Services throw these; one formatter turns them
  * into GraphQL errors or `{error}` bodies. Anything that is not an AppError is
  * unexpected and reaches clients only as `Internal server error`.
+ * Every code a client can see is one `WireCode` (docs/errors.md).
  */
+
+/** Codes of errors raised by the domain (services, permission checks). */
 export type ErrorCode =
   | 'BAD_USER_INPUT'
   | 'UNAUTHENTICATED'
@@ -11,6 +14,23 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR';
+
+/** Codes of requests refused before or around execution, by the transports and the operation checks. */
+export type RequestErrorCode =
+  | 'GRAPHQL_PARSE_FAILED'
+  | 'GRAPHQL_VALIDATION_FAILED'
+  | 'MAX_DEPTH'
+  | 'MAX_COMPLEXITY'
+  | 'PERSISTED_QUERY_NOT_FOUND'
+  | 'TOO_MANY_SUBSCRIPTIONS'
+  | 'BAD_REQUEST'
+  | 'METHOD_NOT_ALLOWED'
+  | 'NOT_ACCEPTABLE'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE';
+
+/** Every `extensions.code` (and `code`) a client can receive, over any transport. */
+export type WireCode = ErrorCode | RequestErrorCode;
 
 export class AppError extends Error {
   constructor(

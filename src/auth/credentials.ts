@@ -3,7 +3,7 @@ import type { UserService } from '../domain/users.js';
 import { checkEmail, checkName, normaliseEmail } from '../domain/validate.js';
 import { BadUserInputError, ConflictError } from '../errors.js';
 import { passwordProblem, type PasswordHasher } from './passwords.js';
-import type { LoginThrottle } from './rate-limit.js';
+import type { LoginThrottle } from './login-throttle.js';
 
 /**
  * Email-and-password accounts: registration and sign-in. Emails are trimmed and

@@ -1,13 +1,13 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Backends } from '../backends.js';
 import type { Config } from '../config.js';
 import type { Caller } from '../domain/caller.js';
 import type { Services } from '../domain/services.js';
 import { pageRoutes } from './pages/routes.js';
-import { clientKey, createLimiter, limitHeaders, registerRateLimit, takeDecision, TOO_MANY_REQUESTS, type LimitDecision } from './rate-limit.js';
+import { clientKey, createLimiter, registerRateLimit, TOO_MANY_REQUESTS } from '../rate-limit/limiter.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { sendError } from './routes/http.js';
 import { oauthRoutes } from './routes/oauth.js';
@@ -18,15 +18,13 @@ import { AuthService } from './service.js';
  * The account area, wired into the app: cookies and rate limiting at the root (the
  * GraphQL adapter needs both), the /api/auth endpoints, /api/me and the pages in their
  * own encapsulated context (security headers, form bodies, `{error}` answers), and
- * the two hooks the GraphQL adapter calls: `authenticate` and `preHandler`.
+ * `authenticate`, which the GraphQL adapter calls.
  */
 
 export interface AuthSetup {
   auth: AuthService;
   /** The caller of a request (memoised per request); anonymous without a valid credential. */
   authenticate(request: FastifyRequest): Promise<Caller>;
-  /** Rate limiting for /graphql: answers 429 itself when the client is over its limit. */
-  graphqlPreHandler(request: FastifyRequest, reply: FastifyReply): Promise<void>;
 }
 
 const BODY_LIMIT = 16 * 1024;
@@ -46,7 +44,7 @@ export async function setupAuth(app: FastifyInstance, deps: { config: Config; ba
   const clientOf = async (request: FastifyRequest) => clientKey(await auth.callers.caller(request), request.ip);
   const limiter = (group: string) =>
     createLimiter(app, { group, max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, clientKey: clientOf });
-  const limits = { graphql: limiter('graphql'), auth: limiter('auth'), pages: limiter('pages') };
+  const limits = { auth: limiter('auth'), pages: limiter('pages') };
 
   await app.register(async (area) => {
     const formActions = new Set(["'self'"]);
@@ -115,14 +113,5 @@ export async function setupAuth(app: FastifyInstance, deps: { config: Config; ba
   return {
     auth,
     authenticate: (request) => auth.callers.caller(request),
-    async graphqlPreHandler(request, reply) {
-      // Counted by the front door already (src/graphql/front-answer.ts): answer on that count.
-      const counted = takeDecision(request.raw);
-      if (counted) reply.headers(limitHeaders(counted));
-      const decision: LimitDecision = counted ?? (await limits.graphql(request, reply));
-      if (decision.allowed) return;
-      const body = { error: TOO_MANY_REQUESTS, errors: [{ message: TOO_MANY_REQUESTS, extensions: { code: 'RATE_LIMITED' } }] };
-      reply.code(429).type('application/json; charset=utf-8').send(JSON.stringify(body));
-    },
   };
 }

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/connect.js';
-import type { DataVersion } from '../graphql/response-cache.js';
 
 /**
  * The data version that result caches are checked against: it changes on every
@@ -10,6 +9,9 @@ import type { DataVersion } from '../graphql/response-cache.js';
  * so a write is acknowledged only once other instances can see it), combined with the
  * local stamp.
  */
+/** The current data version; undefined when it cannot be known (then nothing is cached). */
+export type DataVersion = () => string | undefined | Promise<string | undefined>;
+
 export function localDataVersion(db: Db): DataVersion {
   return () => db.changeStamp();
 }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { KvCounters, LoginThrottle, rateLimitStore } from '../../src/auth/rate-limit.js';
+import { LoginThrottle } from '../../src/auth/login-throttle.js';
+import { KvCounters, rateLimitStore } from '../../src/rate-limit/counters.js';
 import type { KeyValueStore } from '../../src/store/kv.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { TestServer } from '../helpers/server.js';

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import bcrypt from 'bcrypt';
-import { DEMO_ACCOUNTS, DEMO_PASSWORD, seedDemoData } from '../../src/db/seed.js';
+import { DEMO_ACCOUNTS, DEMO_PASSWORD, seedDemoData } from '../../src/domain/seed.js';
 import { ANONYMOUS } from '../../src/domain/caller.js';
 import { createEnv, type TestEnv } from './helpers.js';
 

@@ -1,4 +1,4 @@
-import { DEMO_PASSWORD } from '../../src/db/seed.js';
+import { DEMO_PASSWORD } from '../../src/domain/seed.js';
 import type { TestServer } from './server.js';
 
 /** A signed-in caller: the access token and the headers that carry it. */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/graphql/persisted.js';
+import { sha256Hex } from '../../src/graphql/operation/persisted.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**

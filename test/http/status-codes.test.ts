@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES } from '../../src/graphql/http.js';
+import { MAX_BODY_BYTES } from '../../src/graphql/http/route.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**

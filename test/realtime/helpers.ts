@@ -2,7 +2,7 @@ import { createClient, type Client, type FormattedExecutionResult, type Subscrib
 import WebSocket from 'ws';
 import type { Caller, Role } from '../../src/domain/caller.js';
 import type { Post, User } from '../../src/domain/types.js';
-import type { GraphqlWsServer } from '../../src/graphql/ws.js';
+import type { GraphqlWsServer } from '../../src/graphql/ws/server.js';
 import { callerOf } from '../domain/helpers.js';
 import { signIn } from '../helpers/auth.js';
 import type { TestServer } from '../helpers/server.js';

@@ -9,7 +9,7 @@ import {
   countTokensWithin,
   maxAliasesRule,
   maxDepthRule,
-} from '../../src/graphql/limits.js';
+} from '../../src/graphql/operation/limits.js';
 
 const schema = buildSchema(readFileSync('src/graphql/schema.graphql', 'utf8'));
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { INVALID_CREDENTIALS, RegistrationError } from '../credentials.js';
-import { TOO_MANY_REQUESTS } from '../rate-limit.js';
+import { TOO_MANY_REQUESTS } from '../../rate-limit/limiter.js';
 import type { AuthService } from '../service.js';
 import { bodyOf, field, isForm, isJson, loginWithError, sendError, unsupportedMediaType } from './http.js';
 

@@ -13,7 +13,7 @@ import {
 } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
-import type { Config } from '../config.js';
+import type { Config } from '../../config.js';
 import { RequestError, requestError, withCode } from './errors.js';
 import {
   collectFragments,

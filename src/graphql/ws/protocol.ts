@@ -1,7 +1,7 @@
 import { CloseCode } from 'graphql-ws';
 
 /**
- * The WebSocket transport's constants in one place: SPEC §5's per-connection limits,
+ * The WebSocket transport's constants in one place: the per-connection limits (docs/subscriptions.md),
  * our own back-pressure and liveness settings, and the close codes we send besides the
  * graphql-transport-ws ones (4400 bad message, 4401 subscribe before ack, 4406 wrong
  * subprotocol, 4408 no init in time, 4409 duplicate id, 4429 second init, 4500), which
@@ -11,11 +11,11 @@ import { CloseCode } from 'graphql-ws';
 export const WS_PATH = '/graphql';
 
 export const WS_LIMITS = {
-  /** SPEC §5: `connection_init` within 3 s, else close 4408. */
+  /** `connection_init` within 3 s, else close 4408. */
   connectionInitWaitMs: 3_000,
-  /** SPEC §5: at most 64 KB per incoming message, else close 1009 (ws enforces it). */
+  /** At most 64 KB per incoming message, else close 1009 (ws enforces it). */
   maxPayloadBytes: 64 * 1024,
-  /** SPEC §5: the 101st active subscription gets an `error` with TOO_MANY_SUBSCRIPTIONS. */
+  /** The 101st active subscription gets an `error` with TOO_MANY_SUBSCRIPTIONS. */
   maxSubscriptions: 100,
   /**
    * Back-pressure: a socket whose unsent bytes pass this is a subscriber that stopped
@@ -34,15 +34,10 @@ export const WS_LIMITS = {
 export const WS_CLOSE = {
   /** An unexpected fault while handling a message. */
   InternalServerError: CloseCode.InternalServerError,
-  /** Shutdown (SPEC §1). */
+  /** Shutdown (docs/operations.md). */
   GoingAway: 1001,
   /** Sent by ws itself when a message exceeds `maxPayloadBytes`. */
   MessageTooBig: 1009,
   /** A slow consumer: its send buffer passed `maxBufferedBytes`. */
   TryAgainLater: 1013,
-} as const;
-
-export const ERROR_CODES = {
-  tooManySubscriptions: 'TOO_MANY_SUBSCRIPTIONS',
-  rateLimited: 'RATE_LIMITED',
 } as const;

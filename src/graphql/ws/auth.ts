@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { cookieFromHeader, credentialOf } from '../auth/caller.js';
-import { AUTH_COOKIE } from '../auth/cookies.js';
+import { cookieFromHeader, credentialOf } from '../../auth/caller.js';
+import { AUTH_COOKIE } from '../../auth/cookies.js';
 
 /**
  * Where a WebSocket's access token comes from (SPEC §5): the `connection_init` payload

@@ -17,6 +17,8 @@ import type {
   GraphQLArgument, GraphQLCompositeType, GraphQLField, GraphQLSchema, OperationDefinitionNode, SelectionSetNode,
   ValidationContext, ValidationRule, ValueNode,
 } from 'graphql';
+import type { WireCode } from '../../errors.js';
+import { MAX_INPUT_NESTING, tooDeep } from './nesting.js';
 
 /** SPEC: `limit` is 1–100, so no list field can return more than this many objects. */
 const MAX_LIMIT = 100;
@@ -28,7 +30,7 @@ type FragmentLookup = (name: string) => FragmentDefinitionNode | null | undefine
  * for all three so that nothing about the limits' internals leaks to clients.
  */
 function tooComplex(): GraphQLError {
-  return new GraphQLError('Query too complex', { extensions: { code: 'MAX_COMPLEXITY' } });
+  return new GraphQLError('Query too complex', { extensions: { code: 'MAX_COMPLEXITY' satisfies WireCode } });
 }
 
 /** The error for a cost over the ceiling; cost and max stay server-side (logs), not in extensions. */
@@ -44,8 +46,17 @@ export function complexityError(_cost: number, _max: number): GraphQLError {
 export function countTokensWithin(source: string, maxTokens: number): GraphQLError | undefined {
   const lexer = new Lexer(new Source(source));
   let count = 0;
+  let nesting = 0;
   try {
-    while (lexer.advance().kind !== TokenKind.EOF) if (++count > maxTokens) return tooComplex();
+    for (let kind = lexer.advance().kind; kind !== TokenKind.EOF; kind = lexer.advance().kind) {
+      if (++count > maxTokens) return tooComplex();
+      // Braces, parentheses and list brackets nest; the parser and validation recurse on them.
+      if (kind === TokenKind.BRACE_L || kind === TokenKind.PAREN_L || kind === TokenKind.BRACKET_L) {
+        if (++nesting > MAX_INPUT_NESTING) return tooDeep('The document').errors[0];
+      } else if (kind === TokenKind.BRACE_R || kind === TokenKind.PAREN_R || kind === TokenKind.BRACKET_R) {
+        nesting--;
+      }
+    }
   } catch {
     // a syntax error: not ours to report
   }
@@ -124,7 +135,7 @@ function operationRule(measure: Measure, onValue: (value: number) => GraphQLErro
 export function maxDepthRule(maxDepth: number): ValidationRule {
   return operationRule(selectionDepth, (depth) =>
     depth > maxDepth
-      ? new GraphQLError(`Query depth ${depth} exceeds the maximum of ${maxDepth}`, { extensions: { code: 'MAX_DEPTH' } })
+      ? new GraphQLError(`Query depth ${depth} exceeds the maximum of ${maxDepth}`, { extensions: { code: 'MAX_DEPTH' satisfies WireCode } })
       : undefined,
   );
 }

@@ -10,22 +10,22 @@ import {
 } from 'graphql';
 import { handleProtocols, makeServer, type SubscribePayload } from 'graphql-ws';
 import { WebSocket, WebSocketServer, type ServerOptions } from 'ws';
-import type { Caller } from '../domain/caller.js';
-import type { Services } from '../domain/services.js';
-import { createContext, type GraphQLContext } from './context.js';
-import { RequestError, formatError, withCode, type FormatOptions } from './errors.js';
-import type { PersistedQueries } from './persisted.js';
-import type { OperationPipeline, PreparedOperation } from './pipeline.js';
-import { cookieToken, clientIp, tokenFromParams } from './ws-auth.js';
-import { FanoutHub, type SubscriptionRequest } from './ws-fanout.js';
-import { ERROR_CODES, WS_CLOSE, WS_LIMITS, WS_PATH } from './ws-protocol.js';
+import type { Caller } from '../../domain/caller.js';
+import type { Services } from '../../domain/services.js';
+import type { ResponseCache } from '../cache/response-cache.js';
+import { RequestError, formatError, requestError, withCode, type FormatOptions } from '../operation/errors.js';
+import type { OperationPipeline, PreparedOperation } from '../operation/pipeline.js';
+import { execute, type PreparedRequest, type RequestPreparer } from '../operation/request.js';
+import { cookieToken, clientIp, tokenFromParams } from './auth.js';
+import { FanoutHub, type SubscriptionRequest } from './fanout.js';
+import { WS_CLOSE, WS_LIMITS, WS_PATH } from './protocol.js';
 
 /**
- * The WebSocket adapter: graphql-transport-ws at /graphql on the HTTP server's port.
- * graphql-ws's protocol core (`makeServer`) runs the protocol — init timeout, ack,
- * subscribe/complete, ids, close codes; this file is its transport over `ws`, with
- * the same operation pipeline as HTTP (`onSubscribe` returns prepared arguments),
- * the same error formatter, and the per-connection limits of SPEC §5.
+ * The WebSocket adapter: graphql-transport-ws at /graphql on the HTTP server's port
+ * (docs/subscriptions.md). graphql-ws's protocol core (`makeServer`) runs the protocol —
+ * init timeout, ack, subscribe/complete, ids, close codes; this file is its transport
+ * over `ws`, with the same preparation as HTTP (`onSubscribe` returns it), the same
+ * error formatter, and the per-connection limits.
  *
  * Not `graphql-ws/use/ws`: that glue logs client faults (an oversized message) with
  * console.error, keeps a ping timer pair per socket and sends without looking at
@@ -41,8 +41,9 @@ export interface WsLogger {
 
 export interface GraphqlWsOptions {
   pipeline: OperationPipeline;
+  preparer: RequestPreparer;
   services: Services;
-  persisted: PersistedQueries;
+  responseCache: ResponseCache | undefined;
   isProduction: boolean;
   log: WsLogger;
   /** `PUBLIC_URL`: pages of this origin (or the request's own host) may authenticate by cookie. */
@@ -85,14 +86,13 @@ interface Connection {
   alive: boolean;
 }
 
+/** What `onSubscribe` hands graphql-ws: a query or mutation to run (or its cached response), or a subscription. */
 interface WsExecutionArgs extends ExecutionArgs {
-  contextValue: GraphQLContext | undefined;
-  prepared: PreparedOperation;
-  subscription: SubscriptionRequest<Connection> | undefined;
+  run: { prepared: PreparedRequest } | { cached: Buffer } | { subscription: SubscriptionRequest<Connection> };
 }
 
 export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): GraphqlWsServer {
-  const { pipeline, services, persisted, log } = options;
+  const { pipeline, preparer, services, log } = options;
   const connections = new Map<WebSocket, Connection>();
   let accepting = true;
   let closing: Promise<void> | undefined;
@@ -136,12 +136,22 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       }
     },
 
-    execute: (args) => {
-      const { prepared, contextValue, variableValues } = args as WsExecutionArgs;
-      return prepared.compiled.query(undefined, contextValue, variableValues) as ExecutionResult;
+    execute: async (args) => {
+      const { run } = args as WsExecutionArgs;
+      if ('cached' in run) return JSON.parse(run.cached.toString('utf8')) as ExecutionResult;
+      if (!('prepared' in run)) throw new Error('a subscription reached execute');
+      const result = await execute(run.prepared, services);
+      const slot = run.prepared.cacheSlot;
+      // Only error-free results are kept, as over HTTP.
+      if (slot && !result.errors) options.responseCache?.store(slot, run.prepared.operation.compiled.stringify(result));
+      return result;
     },
 
-    subscribe: (args) => hub.subscribe((args as WsExecutionArgs).subscription!),
+    subscribe: (args) => {
+      const { run } = args as WsExecutionArgs;
+      if (!('subscription' in run)) throw new Error('a query reached subscribe');
+      return hub.subscribe(run.subscription);
+    },
 
     onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
 
@@ -152,62 +162,60 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     },
   });
 
-  /** The same pipeline as HTTP; throws RequestError for anything that must not execute. */
+  /** The same preparation as HTTP; throws RequestError for anything that must not execute. */
   async function prepareOperation(
     connection: Connection,
     id: string,
     payload: SubscribePayload,
   ): Promise<WsExecutionArgs | readonly GraphQLError[]> {
     const caller = await options.authenticateToken(connection.token);
-    let prepared: PreparedOperation | undefined;
-    let refused: RequestError | undefined;
-    let registerAs: string | undefined;
+    const params = {
+      query: payload.query,
+      variables: payload.variables ?? undefined,
+      operationName: payload.operationName ?? undefined,
+      extensions: payload.extensions ?? undefined,
+    };
+    let admission;
     try {
-      const resolved = await persisted.resolve(payload.query, payload.extensions);
-      registerAs = resolved.registerAs;
-      prepared = pipeline.prepare(resolved.query, payload.operationName, payload.variables);
+      admission = await preparer.prepare(params, caller, 'ws');
     } catch (error) {
-      if (!(error instanceof RequestError)) throw error;
-      refused = error;
+      // Refused operations count against the rate limit too.
+      if (error instanceof RequestError && !(await withinLimit(caller, connection))) return [rateLimited()];
+      throw error;
     }
-    // Everything but a subscription counts against the HTTP rate limit, refused ones too.
-    if (prepared?.operationType !== 'subscription' && options.limitOperation) {
-      if (!(await options.limitOperation({ caller, ip: connection.ip }))) {
-        return [new GraphQLError('Too many requests', { extensions: { code: ERROR_CODES.rateLimited } })];
-      }
-    }
-    if (refused || !prepared) throw refused;
-    const variablesKey = checkVariables(prepared, payload.variables);
-    if (registerAs) await persisted.register(registerAs, payload.query);
-
+    const operation = 'prepared' in admission ? admission.prepared.operation : admission.operation;
+    // Everything but a subscription counts against the HTTP rate limit.
+    if (operation.operationType !== 'subscription' && !(await withinLimit(caller, connection))) return [rateLimited()];
     const base = {
       schema: pipeline.schema,
-      document: prepared.document,
-      operationName: prepared.operationName,
-      variableValues: payload.variables ?? undefined,
+      document: operation.document,
+      operationName: operation.operationName,
+      variableValues: params.variables,
       rootValue: undefined,
-      prepared,
     };
-    if (prepared.operationType !== 'subscription') {
-      return { ...base, contextValue: createContext(services, caller), subscription: undefined };
-    }
+    if ('cached' in admission) return { ...base, run: { cached: admission.cached } };
+    const { prepared } = admission;
+    if (prepared.operation.operationType !== 'subscription') return { ...base, run: { prepared } };
+    const variablesKey = checkVariables(prepared.operation, params.variables);
     // Checked and counted after the last await, so concurrent subscribes cannot both pass at 100.
     if (connection.subscriptions.size >= WS_LIMITS.maxSubscriptions) {
       return [
-        new GraphQLError(`At most ${WS_LIMITS.maxSubscriptions} active subscriptions per connection`, {
-          extensions: { code: ERROR_CODES.tooManySubscriptions },
-        }),
+        requestError(`At most ${WS_LIMITS.maxSubscriptions} active subscriptions per connection`, 'TOO_MANY_SUBSCRIPTIONS').errors[0]!,
       ];
     }
     connection.subscriptions.add(payload);
     const subscription: SubscriptionRequest<Connection> = {
-      prepared,
-      variables: payload.variables ?? undefined,
+      prepared: prepared.operation,
+      variables: params.variables,
       variablesKey,
       caller,
       subscriber: { connection, id },
     };
-    return { ...base, contextValue: undefined, subscription };
+    return { ...base, run: { subscription } };
+  }
+
+  async function withinLimit(caller: Caller, connection: Connection): Promise<boolean> {
+    return options.limitOperation ? options.limitOperation({ caller, ip: connection.ip }) : true;
   }
 
   /** Variables that do not match their declared types are refused before execution, as over HTTP. */
@@ -305,6 +313,10 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     stats: () => ({ connections: connections.size, ...hub.stats(), slowConsumersClosed }),
     close: () => (closing ??= shutDown()),
   };
+}
+
+function rateLimited(): GraphQLError {
+  return requestError('Too many requests', 'RATE_LIMITED').errors[0]!;
 }
 
 function refuse(socket: Duplex, status: number, message: string): void {

@@ -1,5 +1,5 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { isAppError } from '../errors.js';
+import { isAppError, type WireCode } from '../../errors.js';
 
 /**
  * The one place where errors become what clients see: `{message, locations?, path?,
@@ -19,16 +19,18 @@ export class RequestError extends Error {
   constructor(
     readonly errors: readonly GraphQLError[],
     readonly status = 400,
+    /** Response headers the refusal needs (`Allow` on a 405, `WWW-Authenticate` on a 401). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(errors[0]?.message ?? 'Bad request');
   }
 }
 
-export function requestError(message: string, code: string, status = 400): RequestError {
-  return new RequestError([new GraphQLError(message, { extensions: { code } })], status);
+export function requestError(message: string, code: WireCode, status = 400, headers?: Record<string, string>): RequestError {
+  return new RequestError([new GraphQLError(message, { extensions: { code } })], status, headers);
 }
 
-export function withCode(error: GraphQLError, code: string): GraphQLError {
+export function withCode(error: GraphQLError, code: WireCode): GraphQLError {
   // graphql-jit's own GraphQLError (variable coercion, non-null violations) may have no `extensions` at all.
   if (typeof error.extensions?.['code'] === 'string') return error;
   return new GraphQLError(error.message, {
@@ -55,11 +57,11 @@ export function formatError(error: GraphQLError, options: FormatOptions): GraphQ
     // that fails serialisation (and other internal faults) the same way.
     options.onInternal(original);
     message = INTERNAL_MESSAGE;
-    extensions = { code: 'INTERNAL_ERROR' };
+    extensions = { code: 'INTERNAL_ERROR' satisfies WireCode };
   } else {
     const code = error.extensions?.['code'];
     message = options.isProduction ? withoutSuggestions(error.message) : error.message;
-    extensions = { code: typeof code === 'string' ? code : 'INTERNAL_ERROR' };
+    extensions = { code: typeof code === 'string' ? code : ('INTERNAL_ERROR' satisfies WireCode) };
     // A GraphQLError raised during execution without a code is an internal fault
     // (e.g. a non-null field resolved to null); keep the message outside production.
     if (typeof code !== 'string' && options.isProduction && error.path) message = INTERNAL_MESSAGE;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { KeyValueStore } from '../store/kv.js';
+import type { KeyValueStore } from '../../store/kv.js';
 import { requestError } from './errors.js';
 
 /**

@@ -1,15 +1,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RequestParams } from 'graphql-http';
-import { requestError } from './errors.js';
+import { requestError } from '../operation/errors.js';
+import { assertNesting } from '../operation/nesting.js';
+import type { OperationParams } from '../operation/request.js';
 
 /**
  * Reads `{query, variables, operationName, extensions}` from a GET query string or a
- * JSON POST body, refusing everything SPEC section 2 calls malformed with the right
- * status and code. Shared by the Fastify route and the front door (src/graphql/front-answer.ts),
- * so both read a request the same way.
+ * JSON POST body, refusing everything malformed with the right status and code
+ * (docs/graphql-endpoint.md, docs/errors.md).
  */
 
-/** What reading the parameters needs of a request, whoever received it. */
+/** What reading the parameters needs of a request. */
 export interface RawGraphQLRequest {
   method: string;
   url: string;
@@ -17,9 +17,7 @@ export interface RawGraphQLRequest {
   body: string | null;
 }
 
-export type GraphQLParams = RequestParams & { query: unknown };
-
-export function readParams(req: RawGraphQLRequest): GraphQLParams {
+export function readParams(req: RawGraphQLRequest): OperationParams {
   let raw: Record<string, unknown>;
   if (req.method === 'GET') {
     const search = new URLSearchParams(req.url.split('?', 2)[1] ?? '');
@@ -36,6 +34,7 @@ export function readParams(req: RawGraphQLRequest): GraphQLParams {
     }
     if (typeof req.body !== 'string' || req.body.length === 0) throw requestError('Missing body', 'BAD_REQUEST');
     const parsed = parseJson(req.body, 'Body is not valid JSON');
+    assertNesting(parsed, 'The request body');
     if (Array.isArray(parsed)) throw requestError('Batched operations are not supported', 'BAD_REQUEST');
     if (typeof parsed !== 'object' || parsed === null) throw requestError('Body must be a JSON object', 'BAD_REQUEST');
     raw = parsed as Record<string, unknown>;
@@ -52,7 +51,7 @@ export function readParams(req: RawGraphQLRequest): GraphQLParams {
     variables: (variables as Record<string, unknown> | null | undefined) ?? undefined,
     operationName: (operationName as string | null | undefined) ?? undefined,
     extensions: (extensions as Record<string, unknown> | null | undefined) ?? undefined,
-  } as GraphQLParams;
+  };
 }
 
 /** A browser asking for the GraphiQL page rather than for a result. */

@@ -1,9 +1,9 @@
 import { GraphQLError, createSourceEventStream, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import type { Caller } from '../domain/caller.js';
-import type { Services } from '../domain/services.js';
-import { createContext } from './context.js';
-import { formatError, type FormatOptions } from './errors.js';
-import type { PreparedOperation } from './pipeline.js';
+import type { Caller } from '../../domain/caller.js';
+import type { Services } from '../../domain/services.js';
+import { createContext } from '../context.js';
+import { formatError, type FormatOptions } from '../operation/errors.js';
+import type { PreparedOperation } from '../operation/pipeline.js';
 
 /**
  * Subscription fan-out: each event is executed once per *group* — subscribers with the

@@ -1,18 +1,17 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES } from '../../src/graphql/http.js';
+import { MAX_BODY_BYTES } from '../../src/graphql/http/route.js';
 import { signIn, type SignedIn } from '../helpers/auth.js';
 import { RawClient, headerOf, rawPost, type HttpResponse } from '../helpers/raw-http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * The front door (src/http/front-door.ts, src/graphql/front-answer.ts), over real
- * HTTP: a repeated anonymous query is answered before node:http, byte for byte what the
- * route answers, rate-limit headers included and counted once per request on the
- * route's own counter; everything else (credentials, misses, mutations, malformed or
- * odd bodies, GraphiQL, clients over their limit) is declined and reaches the route
- * with its body intact. `server.inkwell.front.answered` tells which door answered.
+ * Cached responses over real HTTP (src/graphql/cache/response-cache.ts): a repeated
+ * query is answered from the cache, byte for byte what execution answered, rate-limit
+ * headers included and counted once per request; credentials get their own entries;
+ * malformed or odd requests are refused as they would be uncached.
+ * `server.inkwell.responseCache.stats.hits` tells whether an answer came from the cache.
  */
 
 // Fixed windows are aligned to the epoch: one day makes straddling a boundary mid-test
@@ -62,23 +61,25 @@ async function get(params: Record<string, string>, headers: Record<string, strin
   return rawOf(await fetch(`${server.url}/graphql?${new URLSearchParams(params)}`, { headers }));
 }
 
-/** Runs one request and tells whether the front door answered it. */
+const hits = (target: TestServer = server) => target.inkwell.responseCache!.stats.hits;
+
+/** Runs one request and tells whether it was answered from the response cache. */
 async function through<T>(send: () => Promise<T>, target: TestServer = server): Promise<{ res: T; front: boolean }> {
-  const before = target.inkwell.front.answered;
+  const before = hits(target);
   const res = await send();
-  const after = target.inkwell.front.answered;
+  const after = hits(target);
   expect(after - before).toBeLessThanOrEqual(1);
   return { res, front: after === before + 1 };
 }
 
 /** A query text used by one test only, so no other test warmed its cache entry. */
 let unique = 0;
-const booksQuery = (fields = 'id title') => `query Front${++unique} { books(limit: 3) { ${fields} } }`;
+const booksQuery = (fields = 'id title') => `query Cached${++unique} { books(limit: 3) { ${fields} } }`;
 
 const remaining = (res: Raw) => Number(res.headers.get('x-ratelimit-remaining'));
 
 describe('a repeated anonymous query', () => {
-  it('is answered by the front door, byte-identical to the route, counting each request once', async () => {
+  it('is answered from the cache, byte-identical to the executed answer, counting each request once', async () => {
     const query = booksQuery();
     const first = await through(() => postQuery(query));
     const second = await through(() => postQuery(query));
@@ -97,20 +98,20 @@ describe('a repeated anonymous query', () => {
     }
     expect(first.res.headers.get('content-type')).toBe('application/graphql-response+json; charset=utf-8');
 
-    // The same rate-limit headers on both doors, on the same counter, one hit per request.
+    // The same rate-limit headers, hit or miss, on the same counter, one count per request.
     for (const { res } of [first, second, third]) {
       expect(res.headers.get('x-ratelimit-limit')).toBe('100000');
       expect(Number(res.headers.get('x-ratelimit-reset'))).toBeGreaterThanOrEqual(1);
     }
     expect(remaining(second.res)).toBe(remaining(first.res) - 1);
     expect(remaining(third.res)).toBe(remaining(second.res) - 1);
-    // And back through the route (a first-time text) the count goes on from there.
+    // And through execution (a first-time text) the count goes on from there.
     const route = await through(() => postQuery(booksQuery()));
     expect(route.front).toBe(false);
     expect(remaining(route.res)).toBe(remaining(third.res) - 1);
   });
 
-  it('the front door writes the same set of headers as the route', async () => {
+  it('a hit carries the same set of headers as the executed answer', async () => {
     const query = booksQuery();
     const names = (res: Raw) => [...res.headers.keys()].filter((n) => n !== 'date').sort();
     const first = await through(() => postQuery(query));
@@ -138,7 +139,7 @@ describe('a repeated anonymous query', () => {
     expect(modern.res.text).toBe(warm.text);
   });
 
-  it('declines an Accept header the route refuses (406), even for a cached text', async () => {
+  it('refuses an Accept header it cannot answer (406), even for a cached text', async () => {
     const query = booksQuery();
     await postQuery(query);
     await postQuery(query);
@@ -148,12 +149,12 @@ describe('a repeated anonymous query', () => {
   });
 });
 
-describe('credentials are never answered by the front door', () => {
+describe('credentials get entries of their own, never the anonymous one', () => {
   const usersQuery = '{ users(limit: 100) { id email } }';
   const emails = (res: Raw) => (res.body.data.users as { email: string | null }[]).map((u) => u.email);
 
   beforeAll(async () => {
-    // Cached for the anonymous caller, so only the credential stops the front door.
+    // Cached for the anonymous caller: a credential must not be answered from it.
     await postQuery(usersQuery);
     const warm = await through(() => postQuery(usersQuery));
     expect(warm.front).toBe(true);
@@ -162,7 +163,7 @@ describe('credentials are never answered by the front door', () => {
   it('a valid bearer token: the signed-in admin sees emails', async () => {
     for (let i = 0; i < 2; i++) {
       const { res, front } = await through(() => postQuery(usersQuery, admin.headers));
-      expect(front).toBe(false);
+      expect(front).toBe(i === 1);
       expect(res.status).toBe(200);
       expect(emails(res).length).toBeGreaterThan(0);
       expect(emails(res).every((e) => typeof e === 'string' && e.includes('@'))).toBe(true);
@@ -171,8 +172,7 @@ describe('credentials are never answered by the front door', () => {
 
   it('a garbage bearer token: answered by the route as anonymous (no emails)', async () => {
     for (let i = 0; i < 2; i++) {
-      const { res, front } = await through(() => postQuery(usersQuery, { authorization: 'Bearer not-a-token' }));
-      expect(front).toBe(false);
+      const { res } = await through(() => postQuery(usersQuery, { authorization: 'Bearer not-a-token' }));
       expect(res.status).toBe(200);
       expect(emails(res).length).toBeGreaterThan(0);
       expect(emails(res).every((e) => e === null)).toBe(true);
@@ -182,35 +182,32 @@ describe('credentials are never answered by the front door', () => {
   it('an auth-token cookie: the signed-in admin sees emails', async () => {
     expect(admin.cookie).toBeDefined();
     for (let i = 0; i < 2; i++) {
-      const { res, front } = await through(() => postQuery(usersQuery, { cookie: `theme=dark; ${admin.cookie!}` }));
-      expect(front).toBe(false);
+      const { res } = await through(() => postQuery(usersQuery, { cookie: `theme=dark; ${admin.cookie!}` }));
       expect(res.status).toBe(200);
       expect(emails(res).every((e) => typeof e === 'string' && e.includes('@'))).toBe(true);
     }
   });
 
-  it('a garbage auth-token cookie: declined too, and anonymous on the route', async () => {
-    const { res, front } = await through(() => postQuery(usersQuery, { cookie: 'auth-token=garbage' }));
-    expect(front).toBe(false);
+  it('a garbage auth-token cookie: anonymous', async () => {
+    const { res } = await through(() => postQuery(usersQuery, { cookie: 'auth-token=garbage' }));
     expect(res.status).toBe(200);
     expect(emails(res).every((e) => e === null)).toBe(true);
   });
 
-  it('a credential over GET is declined too', async () => {
-    const { res, front } = await through(() => get({ query: usersQuery }, { accept: 'application/json', ...admin.headers }));
-    expect(front).toBe(false);
+  it('a credential over GET too', async () => {
+    const { res } = await through(() => get({ query: usersQuery }, { accept: 'application/json', ...admin.headers }));
     expect(emails(res).every((e) => typeof e === 'string')).toBe(true);
   });
 });
 
-describe('declined POSTs lose nothing (the body is replayed to the route)', () => {
+describe('writes and odd bodies', () => {
   it('a mutation after cached reads is stored, and the next anonymous read is never stale', async () => {
     const query = '{ books(limit: 100) { id title } }';
     const titles = (res: Raw) => (res.body.data.books as { title: string }[]).map((b) => b.title);
     await postQuery(query);
     const cached = await through(() => postQuery(query));
     expect(cached.front).toBe(true);
-    const title = `Front door ${Date.now()}`;
+    const title = `Cached ${Date.now()}`;
     expect(titles(cached.res)).not.toContain(title);
 
     const mutation = 'mutation ($title: String!) { addBook(title: $title, author: "Somebody") { id title } }';
@@ -224,13 +221,13 @@ describe('declined POSTs lose nothing (the body is replayed to the route)', () =
     expect(after.front).toBe(false);
     expect(after.res.status).toBe(200);
     expect(titles(after.res)).toContain(title);
-    // The fresh answer is cached again and served by the front door.
+    // The fresh answer is cached again and served from the cache.
     const again = await through(() => postQuery(query));
     expect(again.front).toBe(true);
     expect(again.res.text).toBe(after.res.text);
   });
 
-  it('an anonymous mutation is declined and reaches the route (refused there, not dropped)', async () => {
+  it('an anonymous mutation is executed every time (refused there, never cached)', async () => {
     const body = JSON.stringify({ query: 'mutation { addBook(title: "Nope", author: "Nobody") { id } }' });
     for (let i = 0; i < 2; i++) {
       const { res, front } = await through(() => post(body));
@@ -258,10 +255,10 @@ describe('declined POSTs lose nothing (the body is replayed to the route)', () =
     expect(res.body.errors[0].extensions.code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
-  it('a chunked body (no Content-Length) goes to the route and works', async () => {
+  it('a chunked body (no Content-Length) works, and is answered from the cache', async () => {
     const query = booksQuery();
     const warm = await postQuery(query);
-    const before = server.inkwell.front.answered;
+    const before = hits();
     const body = JSON.stringify({ query });
     const res = await new Promise<{ status: number; headers: Record<string, unknown>; text: string }>((resolve, reject) => {
       const req = httpRequest(`${server.url}/graphql`, { method: 'POST', headers: JSON_HEADERS }, (response) => {
@@ -276,7 +273,7 @@ describe('declined POSTs lose nothing (the body is replayed to the route)', () =
       req.write(body.slice(0, 10));
       req.end(body.slice(10));
     });
-    expect(server.inkwell.front.answered).toBe(before);
+    expect(hits()).toBe(before + 1);
     expect(res.status).toBe(200);
     expect(res.text).toBe(warm.text);
   });
@@ -288,14 +285,13 @@ describe('declined POSTs lose nothing (the body is replayed to the route)', () =
     const bigComment = JSON.stringify({ query: `# ${'x'.repeat(20 * 1024)}\n${query}` });
     for (const body of [bigWhitespace, bigComment]) {
       expect(Buffer.byteLength(body)).toBeGreaterThan(16 * 1024);
-      const { res, front } = await through(() => post(body));
-      expect(front).toBe(false);
+      const { res } = await through(() => post(body));
       expect(res.status).toBe(200);
       expect(res.body).toEqual(warm.body);
     }
   });
 
-  it('a body of exactly 16 KiB is read by the front door and still answered whole', async () => {
+  it('a padded body of exactly 16 KiB is answered whole, from the cache the second time', async () => {
     const query = booksQuery();
     const head = JSON.stringify({ query });
     const body = head + ' '.repeat(16 * 1024 - head.length);
@@ -318,7 +314,7 @@ describe('declined POSTs lose nothing (the body is replayed to the route)', () =
     expect(res.body.errors[0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
-  it('several declined requests at once each get their own body back', async () => {
+  it('several requests at once each get their own answer', async () => {
     // Each text has an alias of its own: a body handed to the wrong request would show.
     const texts = Array.from({ length: 8 }, (_, i) => `query Parallel${i} { p${i}: books(limit: ${(i % 3) + 1}) { id } }`);
     const answers = await Promise.all(texts.map((q) => postQuery(q)));
@@ -331,7 +327,7 @@ describe('declined POSTs lose nothing (the body is replayed to the route)', () =
 });
 
 describe('GET', () => {
-  it('a cached ?query= is answered by the front door, identical to the route', async () => {
+  it('a cached ?query= is answered from the cache, identical to the executed answer', async () => {
     const query = booksQuery();
     const first = await through(() => get({ query }));
     const second = await through(() => get({ query }));
@@ -347,7 +343,7 @@ describe('GET', () => {
     expect(remaining(third.res)).toBe(remaining(second.res) - 1);
   });
 
-  it('a mutation over GET is declined and answers 405', async () => {
+  it('a mutation over GET answers 405', async () => {
     const { res, front } = await through(() => get({ query: 'mutation { addBook(title: "x", author: "y") { id } }' }));
     expect(front).toBe(false);
     expect(res.status).toBe(405);
@@ -355,9 +351,9 @@ describe('GET', () => {
 
   it('outside production, Accept: text/html without a query still serves GraphiQL', async () => {
     for (const path of ['/graphql', '/graphql?', '/graphql?operationName=x']) {
-      const before = server.inkwell.front.answered;
+      const before = hits();
       const response = await fetch(`${server.url}${path}`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
-      expect(server.inkwell.front.answered, path).toBe(before);
+      expect(hits(), path).toBe(before);
       expect(response.status, path).toBe(200);
       expect(response.headers.get('content-type'), path).toMatch(/^text\/html/);
       expect(await response.text(), path).toContain('GraphiQL');
@@ -371,7 +367,7 @@ describe('persisted queries (APQ)', () => {
     const sha256Hash = createHash('sha256').update(query).digest('hex');
     const extensions = { persistedQuery: { version: 1, sha256Hash } };
 
-    // Unknown yet: the front door must not answer what it cannot know.
+    // Unknown yet: nothing to answer from.
     const unknown = await through(() => post(JSON.stringify({ extensions })));
     expect(unknown.front).toBe(false);
     expect(unknown.res.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
@@ -381,7 +377,7 @@ describe('persisted queries (APQ)', () => {
     expect(registered.res.status).toBe(200);
     expect(registered.res.body.data.books).toHaveLength(3);
 
-    const before = server.inkwell.front.answered;
+    const before = hits();
     const hashOnly = [
       await post(JSON.stringify({ extensions })),
       await post(JSON.stringify({ extensions })),
@@ -392,12 +388,12 @@ describe('persisted queries (APQ)', () => {
       expect(res.status).toBe(200);
       expect(res.text).toBe(registered.res.text);
     }
-    // Cached under the registered text: the hash alone is a hit the front door may serve.
-    expect(server.inkwell.front.answered).toBeGreaterThan(before);
+    // Cached under the registered text: the hash alone is a hit.
+    expect(hits()).toBeGreaterThan(before);
   });
 });
 
-describe('rate limiting at the front door', () => {
+describe('rate limiting of cached answers', () => {
   const servers: TestServer[] = [];
   afterAll(() => Promise.all(servers.map((s) => s.close())));
   const limitedServer = async (env: Record<string, string>) => {
@@ -413,7 +409,7 @@ describe('rate limiting at the front door', () => {
     expect(res.body.errors[0].extensions.code).toBe('RATE_LIMITED');
   }
 
-  it('RATE_LIMIT_MAX=5: five requests on both doors pass, the sixth cached one gets 429', async () => {
+  it('RATE_LIMIT_MAX=5: five requests pass, hits and misses alike, the sixth cached one gets 429', async () => {
     const s = await limitedServer({ RATE_LIMIT_MAX: '5' });
     const a = '{ books(limit: 2) { id } }';
     const b = '{ books(limit: 1) { title } }';
@@ -438,7 +434,7 @@ describe('rate limiting at the front door', () => {
     expectLimited(viaGet.res);
   });
 
-  it('TRUST_PROXY=true: limits count by the first X-Forwarded-For address, on both doors', async () => {
+  it('TRUST_PROXY=true: limits count by the first X-Forwarded-For address, hits and misses alike', async () => {
     const s = await limitedServer({ RATE_LIMIT_MAX: '3', TRUST_PROXY: 'true' });
     const q = '{ books(limit: 2) { id title } }';
     const from = (xff: string) => through(() => postQuery(q, { 'x-forwarded-for': xff }, s), s);
@@ -460,7 +456,7 @@ describe('rate limiting at the front door', () => {
     expect(remaining(other.res)).toBe(2);
     expect(other.res.text).toBe(first.res.text);
 
-    // An odd header (an empty first entry): whichever client it names, both doors agree.
+    // An odd header (an empty first entry): whichever client it names, hits and misses agree.
     const odd = ', 203.0.113.20';
     const viaRoute = await through(() => postQuery('{ books(limit: 1) { id } }', { 'x-forwarded-for': odd }, s), s);
     const viaFront = await from(odd);
@@ -470,7 +466,6 @@ describe('rate limiting at the front door', () => {
 });
 
 describe('one connection, raw bytes', () => {
-  const withoutDate = (head: string) => head.split('\r\n').filter((line) => !line.startsWith('Date: '));
   const open: RawClient[] = [];
   const connection = async (target: TestServer = server) => {
     const c = await RawClient.connect(Number(new URL(target.url).port));
@@ -478,38 +473,15 @@ describe('one connection, raw bytes', () => {
     return c;
   };
   afterAll(() => open.forEach((c) => c.socket.destroy()));
-  const counters = () => ({ answered: server.inkwell.front.answered, beforeNode: server.inkwell.front.answeredBeforeNode });
 
-  it("an answer read off the socket has the route's head, line for line (Date aside, one request later)", async () => {
-    const body = JSON.stringify({ query: booksQuery() });
-    const first = await connection();
-    first.write(rawPost(body));
-    const route = await first.response();
-    const before = counters();
-    const second = await connection();
-    second.write(rawPost(body));
-    const door = await second.response();
-    expect(counters()).toEqual({ answered: before.answered + 1, beforeNode: before.beforeNode + 1 });
-    expect(door.text).toBe(route.text);
-    const remainingOf = (r: HttpResponse) => Number(headerOf(r, 'x-ratelimit-remaining'));
-    expect(remainingOf(door)).toBe(remainingOf(route) - 1);
-    // The counter moved by one and the window's end may have crossed a second: values aside, the lines match.
-    const resetOf = (r: HttpResponse) => Number(headerOf(r, 'x-ratelimit-reset'));
-    expect(Math.abs(resetOf(door) - resetOf(route))).toBeLessThanOrEqual(1);
-    const normalized = (r: HttpResponse) => withoutDate(r.head).map((l) => l.replace(/^(x-ratelimit-(remaining|reset)): \d+$/, '$1: n'));
-    expect(normalized(door)).toEqual(normalized(route));
-    expect(door.head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    expect(door.head).toContain('\r\nConnection: keep-alive\r\nKeep-Alive: timeout=72');
-  });
-
-  it('pipelined in one write: hit, miss, signed-in, other route, hit — answered in order, both hits at the door', async () => {
+  it('pipelined in one write: hit, miss, signed-in, other route, hit — answered in order', async () => {
     const c = await connection();
     const cached = JSON.stringify({ query: booksQuery() });
     await postQuery(JSON.parse(cached).query);
     const warm = await postQuery(JSON.parse(cached).query);
     const fresh = JSON.stringify({ query: booksQuery('id') });
     const mine = JSON.stringify({ query: '{ me { email role } }' });
-    const before = counters();
+    const before = hits();
     c.write(
       rawPost(cached) +
         rawPost(fresh) +
@@ -525,61 +497,14 @@ describe('one connection, raw bytes', () => {
     expect(JSON.parse(responses[2]!.text).data.me).toEqual({ email: 'admin@inkwell.test', role: 'admin' });
     expect(JSON.parse(responses[3]!.text)).toMatchObject({ status: expect.any(String) });
     expect(responses[4]!.text).toBe(warm.text);
-    // The first hit off the socket; from the miss on node:http reads, and the last hit is answered before Fastify.
-    expect(counters()).toEqual({ answered: before.answered + 2, beforeNode: before.beforeNode + 1 });
-    // One count per request, in order, whichever reader answered.
+    expect(hits()).toBe(before + 2);
+    // One count per request, in order.
     const counts = [responses[0]!, responses[1]!, responses[4]!].map((r) => Number(headerOf(r, 'x-ratelimit-remaining')));
     expect(counts).toEqual([counts[0], counts[0]! - 1, counts[0]! - 2]);
   });
 
-  it('a request split at every byte is answered once, correctly', async () => {
-    const body = JSON.stringify({ query: booksQuery() });
-    const warm = await postQuery(JSON.parse(body).query);
-    const c = await connection();
-    const before = counters();
-    const bytes = Buffer.from(rawPost(body));
-    for (let i = 0; i < bytes.length; i++) {
-      c.write(bytes.subarray(i, i + 1));
-      await new Promise((r) => setImmediate(r));
-    }
-    const split = await c.response();
-    expect(split.text).toBe(warm.text);
-    expect(counters()).toEqual({ answered: before.answered + 1, beforeNode: before.beforeNode + 1 });
-  });
 
-  for (const [name, first] of [
-    ['another route', 'GET /healthz HTTP/1.1\r\nhost: inkwell.test\r\n\r\n'],
-    ['HTTP/1.0 keep-alive', 'GET /healthz HTTP/1.0\r\nhost: inkwell.test\r\nconnection: keep-alive\r\n\r\n'],
-  ] as const) {
-    it(`a connection that starts with ${name} is node's, and its cached reads are still answered before Fastify`, async () => {
-      const c = await connection();
-      const body = JSON.stringify({ query: booksQuery() });
-      const warm = await postQuery(JSON.parse(body).query);
-      c.write(first);
-      expect((await c.response()).status).toBe(200);
-      const before = counters();
-      c.write(rawPost(body));
-      const cached = await c.response();
-      expect(cached.status).toBe(200);
-      expect(cached.text).toBe(warm.text);
-      expect(counters()).toEqual({ answered: before.answered + 1, beforeNode: before.beforeNode });
-    });
-  }
-
-  it('Content-Length with Transfer-Encoding is never split by the door: node:http refuses it', async () => {
-    const c = await connection();
-    const body = JSON.stringify({ query: booksQuery() });
-    await postQuery(JSON.parse(body).query);
-    const before = server.inkwell.front.answered;
-    const smuggled = rawPost(body, { 'transfer-encoding': 'chunked' });
-    c.write(smuggled);
-    const refused = await c.response();
-    expect(refused.status).toBe(400);
-    expect(await c.waitClosed(5000)).toBe(true);
-    expect(server.inkwell.front.answered).toBe(before);
-  });
-
-  it('a WebSocket upgrade after a passed-on request works on the same connection', async () => {
+  it('a WebSocket upgrade after a request works on the same connection', async () => {
     const c = await connection();
     c.write(rawPost(JSON.stringify({ query: booksQuery() })));
     expect((await c.response()).status).toBe(200);
@@ -609,14 +534,15 @@ describe('one connection, raw bytes', () => {
     expect(await ack).toContain('connection_ack');
   });
 
-  it('shutdown closes an idle connection the door is reading', async () => {
+
+  it('shutdown closes an idle keep-alive connection after its answer', async () => {
     const s = await startServer();
     const query = '{ books(limit: 1) { id } }';
     await postQuery(query, {}, s);
     const c = await connection(s);
     c.write(rawPost(JSON.stringify({ query })));
     await c.response();
-    expect(s.inkwell.front.answeredBeforeNode).toBe(1);
+    expect(hits(s)).toBe(1);
     const closing = s.close();
     expect(await c.waitClosed(3000)).toBe(true);
     await closing;

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
-import type { Caller } from '../domain/caller.js';
-import type { PreparedOperation } from './pipeline.js';
+import type { Caller } from '../../domain/caller.js';
+import type { DataVersion } from '../../store/data-version.js';
+import type { PreparedOperation } from '../operation/pipeline.js';
 
 /**
  * Whole-response cache for queries: the serialized body of an error-free result, keyed
@@ -12,9 +13,6 @@ import type { PreparedOperation } from './pipeline.js';
  * The caller is part of the key because field rules depend on it (`User.email`,
  * unpublished posts, `me`); the role is in it because it is re-read per request.
  */
-
-/** The current data version; undefined when it cannot be known (then nothing is cached). */
-export type DataVersion = () => string | undefined | Promise<string | undefined>;
 
 export interface CacheSlot {
   key: string;
@@ -29,6 +27,8 @@ interface Entry {
 
 export class ResponseCache {
   private readonly entries: LRUCache<string, Entry>;
+  /** Lookups answered from the cache, and lookups that had to execute (metrics, tests). */
+  readonly stats = { hits: 0, misses: 0 };
 
   constructor(
     private readonly dataVersion: DataVersion,
@@ -52,25 +52,18 @@ export class ResponseCache {
     operation: PreparedOperation,
     variables: Record<string, unknown> | null | undefined,
     caller: Caller,
-  ): Promise<{ body: Buffer; key: string } | CacheSlot | undefined> {
+  ): Promise<{ body: Buffer } | CacheSlot | undefined> {
     if (operation.operationType !== 'query') return undefined;
     const version = await this.dataVersion();
     if (version === undefined) return undefined;
     const key = `${callerKey(caller)}\u0001${variables ? JSON.stringify(variables) : ''}\u0001${operation.key}`;
     const body = this.current(key, version);
-    return body ? { body, key } : { key, version };
-  }
-
-  /**
-   * The body cached under a key that `lookup` made before, if still current: the front
-   * door's shortcut for a request it has seen (src/graphql/front-answer.ts). Synchronous
-   * when the data version is (one instance).
-   */
-  hit(key: string): Buffer | undefined | Promise<Buffer | undefined> {
-    const version = this.dataVersion();
-    if (typeof version === 'string') return this.current(key, version);
-    if (version === undefined) return undefined;
-    return version.then((v) => (v === undefined ? undefined : this.current(key, v)));
+    if (body) {
+      this.stats.hits++;
+      return { body };
+    }
+    this.stats.misses++;
+    return { key, version };
   }
 
   private current(key: string, version: string): Buffer | undefined {

@@ -1,9 +1,9 @@
 import bcrypt from 'bcrypt';
-import type { Role } from '../domain/caller.js';
-import { newId } from '../domain/ids.js';
-import { isUniqueViolation } from '../domain/validate.js';
-import type { Db } from './connect.js';
-import type { BookRow, PostRow, ReactionRow, UserRow } from './schema.js';
+import type { Db } from '../db/connect.js';
+import type { BookRow, PostRow, ReactionRow, UserRow } from '../db/schema.js';
+import type { Role } from './caller.js';
+import { newId } from './ids.js';
+import { isUniqueViolation } from './validate.js';
 
 /** The password of every demo account (documented in the README; never seeded in production). */
 export const DEMO_PASSWORD = 'inkwell-demo';

@@ -1,0 +1,115 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../../domain/caller.js';
+import type { Services } from '../../domain/services.js';
+import { clientKey, createLimiter, TOO_MANY_REQUESTS } from '../../rate-limit/limiter.js';
+import type { ResponseCache } from '../cache/response-cache.js';
+import { RequestError, formatError, requestError, withCode, type FormatOptions } from '../operation/errors.js';
+import { execute, type RequestPreparer } from '../operation/request.js';
+import { graphiqlHtml } from './graphiql.js';
+import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
+import { readParams, wantsHtml } from './params.js';
+
+/**
+ * GraphQL over HTTP at /graphql (docs/graphql-endpoint.md), on Fastify: rate limit →
+ * caller → the shared preparation (src/graphql/operation/request.ts) → a cached body or
+ * execution → the response. graphql-http's conformance audit holds it to the
+ * GraphQL-over-HTTP spec (test/http/audit.test.ts).
+ */
+
+export const MAX_BODY_BYTES = 1_048_576;
+
+export interface GraphQLHttpOptions {
+  preparer: RequestPreparer;
+  services: Services;
+  responseCache: ResponseCache | undefined;
+  isProduction: boolean;
+  rateLimit: { max: number; windowMs: number };
+  /** Who is asking; anonymous when there is no valid credential. */
+  authenticate(request: FastifyRequest): Promise<Caller>;
+}
+
+/** Registered without fastify-plugin on purpose: its parsers and error handler stay inside. */
+export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHttpOptions): Promise<void> {
+  const { preparer, services, responseCache, isProduction, authenticate } = options;
+  const limit = createLimiter(app, {
+    group: 'graphql',
+    ...options.rateLimit,
+    clientKey: async (request) => clientKey(await authenticate(request), request.ip),
+  });
+
+  const formatOptions = (request: FastifyRequest): FormatOptions => ({
+    isProduction,
+    onInternal: (error) => request.log.error({ err: error }, 'unexpected error in a resolver'),
+  });
+
+  const sendRefusal = (request: FastifyRequest, reply: FastifyReply, error: RequestError) => {
+    const format = formatOptions(request);
+    const body = JSON.stringify({ errors: error.errors.map((e) => formatError(e, format)) });
+    return reply.code(error.status).headers(error.headers).type(responseType(request)).send(body);
+  };
+
+  const serve = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!isProduction && request.method === 'GET' && wantsHtml(request)) {
+      return reply.type('text/html; charset=utf-8').send(graphiqlHtml);
+    }
+    const decision = await limit(request, reply);
+    if (!decision.allowed) {
+      const body = { error: TOO_MANY_REQUESTS, errors: [{ message: TOO_MANY_REQUESTS, extensions: { code: 'RATE_LIMITED' } }] };
+      return reply.code(429).type('application/json; charset=utf-8').send(JSON.stringify(body));
+    }
+    const caller = await authenticate(request);
+    let admission;
+    try {
+      if (!isAcceptable(request.headers.accept)) throw requestError('Not Acceptable', 'NOT_ACCEPTABLE', 406);
+      const params = readParams({ method: request.method, url: request.url, headers: request.headers, body: (request.body as string | undefined) ?? null });
+      admission = await preparer.prepare(params, caller, request.method === 'GET' ? 'http-get' : 'http-post');
+    } catch (error) {
+      if (error instanceof RequestError) return sendRefusal(request, reply, error);
+      throw error;
+    }
+    if ('cached' in admission) return reply.code(200).type(responseType(request)).send(admission.cached);
+    const { prepared } = admission;
+    const execution = await execute(prepared, services);
+    const format = formatOptions(request);
+    if (execution.data === undefined || (execution.data === null && !execution.errors?.some((e) => e.path))) {
+      // No data and no field path: variables did not match their types. A request error.
+      const errors = (execution.errors ?? []).map((e) => formatError(withCode(e, 'GRAPHQL_VALIDATION_FAILED'), format));
+      return reply.code(400).type(responseType(request)).send(JSON.stringify({ errors }));
+    }
+    let body: string;
+    if (execution.errors) {
+      body = JSON.stringify({ data: execution.data, errors: execution.errors.map((e) => formatError(e, format)) });
+    } else {
+      body = prepared.operation.compiled.stringify(execution);
+      // Only error-free results are kept: an error may be transient.
+      if (prepared.cacheSlot) responseCache?.store(prepared.cacheSlot, body);
+    }
+    return reply.code(200).type(responseType(request)).send(body);
+  };
+
+  // The body arrives as text whatever its type: `readParams` decides what is acceptable
+  // (415 for anything but JSON), so Fastify's own parsers must not answer first.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
+
+  app.setErrorHandler((error: { statusCode?: number }, request, reply) => {
+    if (error.statusCode === 413) return sendRefusal(request, reply, requestError('Request body exceeds 1 MiB', 'PAYLOAD_TOO_LARGE', 413));
+    if (error.statusCode === 415) return sendRefusal(request, reply, requestError('Unsupported Media Type', 'UNSUPPORTED_MEDIA_TYPE', 415));
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      return sendRefusal(request, reply, requestError('Bad request', 'BAD_REQUEST', error.statusCode));
+    }
+    request.log.error({ err: error }, 'unexpected error on /graphql');
+    return sendRefusal(request, reply, requestError('Internal server error', 'INTERNAL_ERROR', 500));
+  });
+
+  app.route({ method: ['GET', 'POST'], url: '/graphql', bodyLimit: MAX_BODY_BYTES, handler: serve });
+  app.route({
+    method: ['PUT', 'PATCH', 'DELETE'],
+    url: '/graphql',
+    handler: (request, reply) => sendRefusal(request, reply, requestError('Method Not Allowed', 'METHOD_NOT_ALLOWED', 405, { allow: 'GET, POST' })),
+  });
+}
+
+function responseType(request: FastifyRequest): string {
+  return contentTypeOf(acceptedMediaType(request.headers.accept));
+}

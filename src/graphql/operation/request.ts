@@ -1,0 +1,76 @@
+import type { ExecutionResult } from 'graphql';
+import type { Caller } from '../../domain/caller.js';
+import type { Services } from '../../domain/services.js';
+import type { CacheSlot, ResponseCache } from '../cache/response-cache.js';
+import { createContext } from '../context.js';
+import { requestError } from './errors.js';
+import { assertNesting } from './nesting.js';
+import type { PersistedQueries } from './persisted.js';
+import type { OperationPipeline, PreparedOperation } from './pipeline.js';
+
+/**
+ * The one preparation every operation goes through, whichever transport carried it
+ * (docs/graphql-endpoint.md): persisted-query resolution → parse, validate, compile
+ * (cached) → the transport's rules → the response-cache lookup. A miss comes out as
+ * one `PreparedRequest`, which `execute` runs; nothing is derived twice.
+ */
+
+/** The members of a GraphQL request, as either transport read them (types checked, values not). */
+export interface OperationParams {
+  readonly query: unknown;
+  readonly variables: Record<string, unknown> | undefined;
+  readonly operationName: string | undefined;
+  readonly extensions: Record<string, unknown> | undefined;
+}
+
+/** Where the request came from decides what it may run (a mutation needs POST, a subscription a socket). */
+export type Transport = 'http-get' | 'http-post' | 'ws';
+
+/** A request ready to execute: everything execution and the cache need, made once. */
+export interface PreparedRequest {
+  readonly operation: PreparedOperation;
+  readonly variables: Record<string, unknown> | undefined;
+  readonly caller: Caller;
+  /** Where an error-free result is stored; undefined when it is not cached. */
+  readonly cacheSlot: CacheSlot | undefined;
+}
+
+/** A cached response (its UTF-8 bytes) of the operation, or the request to execute. */
+export type Admission = { readonly cached: Buffer; readonly operation: PreparedOperation } | { readonly prepared: PreparedRequest };
+
+export class RequestPreparer {
+  constructor(
+    private readonly pipeline: OperationPipeline,
+    private readonly persisted: PersistedQueries,
+    private readonly cache: ResponseCache | undefined,
+  ) {}
+
+  /** Throws RequestError (a refusal with its status and code) for anything that must not execute. */
+  async prepare(params: OperationParams, caller: Caller, transport: Transport): Promise<Admission> {
+    assertNesting(params.variables, 'variables');
+    assertNesting(params.extensions, 'extensions');
+    const resolved = await this.persisted.resolve(params.query, params.extensions);
+    const operation = this.pipeline.prepare(resolved.query, params.operationName, params.variables);
+    checkTransport(operation, transport);
+    if (resolved.registerAs) await this.persisted.register(resolved.registerAs, resolved.query);
+    const found = this.cache && operation.operationType === 'query' ? await this.cache.lookup(operation, params.variables, caller) : undefined;
+    if (found && 'body' in found) return { cached: found.body, operation };
+    return { prepared: { operation, variables: params.variables, caller, cacheSlot: found } };
+  }
+}
+
+function checkTransport(operation: PreparedOperation, transport: Transport): void {
+  if (transport === 'ws') return;
+  if (operation.operationType === 'subscription') {
+    throw requestError('Subscriptions are served over WebSocket at this path', 'BAD_REQUEST');
+  }
+  if (operation.operationType === 'mutation' && transport === 'http-get') {
+    throw requestError('Cannot perform mutations over GET', 'METHOD_NOT_ALLOWED', 405, { allow: 'POST' });
+  }
+}
+
+/** Runs a prepared query or mutation with a fresh context (caller, loaders). */
+export function execute(prepared: PreparedRequest, services: Services): ExecutionResult | Promise<ExecutionResult> {
+  const context = createContext(services, prepared.caller);
+  return prepared.operation.compiled.query(undefined, context, prepared.variables) as ExecutionResult | Promise<ExecutionResult>;
+}
