@@ -3,7 +3,6 @@ import type { Services } from '../domain/services.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
 /** Built fresh for every operation: nothing request-scoped lives in module state. */
-// A type alias (not an interface) so it satisfies graphql-http's OperationContext record type.
 export type GraphQLContext = {
   readonly caller: Caller;
   readonly services: Services;

@@ -1,7 +1,7 @@
 /**
- * Content negotiation as graphql-http does it, for the responses this service writes
- * itself: the first acceptable type in the client's order wins, and a client that
- * accepts neither still gets JSON (graphql-http answers 406 before we get here).
+ * Content negotiation of the GraphQL-over-HTTP spec (docs/graphql-endpoint.md): the
+ * first acceptable type in the client's order wins; a client that accepts neither JSON
+ * type is answered 406 by the route before anything else.
  */
 export type GraphQLMediaType = 'application/graphql-response+json' | 'application/json';
 
@@ -15,7 +15,7 @@ export function acceptedMediaType(accept: string | undefined): GraphQLMediaType 
   return 'application/json';
 }
 
-/** Whether graphql-http would answer this Accept header at all (else it answers 406). */
+/** Whether this Accept header allows a GraphQL response at all (else 406). */
 export function isAcceptable(accept: string | undefined): boolean {
   if (!accept) return true;
   for (const part of accept.toLowerCase().replace(/\s/g, '').split(',')) {
