@@ -46,6 +46,19 @@ export function cookieOf(response: Response, name: string): ParsedCookie | undef
     .find((c) => c.name === name);
 }
 
+/** Every Set-Cookie of one name in a response (a name can be set at several paths), parsed. */
+export function cookiesOf(response: Response, name: string): ParsedCookie[] {
+  return response.headers
+    .getSetCookie()
+    .map(parseSetCookie)
+    .filter((c) => c.name === name);
+}
+
+/** A cookie is deleted by this Set-Cookie: empty, and Max-Age=0 or an Expires in the past. */
+export function isDeletion(cookie: ParsedCookie): boolean {
+  return cookie.value === '' && (cookie.attributes['max-age'] === '0' || Date.parse(String(cookie.attributes['expires'])) <= Date.now());
+}
+
 export const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
   method: 'POST',
   headers: { 'content-type': 'application/json', ...headers },
