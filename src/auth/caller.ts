@@ -6,7 +6,7 @@ import type { SessionStore, SessionUser } from './sessions.js';
 import type { AccessClaims, AccessTokens } from './tokens.js';
 
 /**
- * Who is asking (README "Tokens, cookies and lifetimes"). The credential is
+ * Who is asking (README "Accounts and sign-in"). The credential is
  * `Authorization: Bearer <token>`, else the `auth-token` cookie. No credential: anonymous.
  * A credential that is present but refused (malformed, forged, expired, revoked session,
  * deleted user) is anonymous too, and marked `rejected`, so a transport can answer 401

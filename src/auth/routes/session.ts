@@ -6,7 +6,7 @@ import { bodyOf, field, isForm, isJson, rawQuery, refreshTokensOf, sendError, un
 /**
  * The session endpoints: refresh, csrf, session, providers, signin, signout, and /api/me.
  * /api/me and /api/auth/session answer a refused access token with 401 (README
- * "Tokens, cookies and lifetimes"); the others work whatever state the token is in.
+ * "Accounts and sign-in"); the others work whatever state the token is in.
  */
 export async function sessionRoutes(app: FastifyInstance, auth: AuthService): Promise<void> {
   app.post('/api/auth/refresh', async (request, reply) => {
