@@ -82,7 +82,7 @@ describe('POST /register', () => {
       ['/admin?tab=2', '/admin?tab=2'],
       ['https://evil.example/', '/account'],
       ['//evil.example', '/account'],
-    ]) {
+    ] as const) {
       const { token, cookie } = await formToken('/register');
       const { response } = await postRegister({ name: 'C', email: uniqueEmail('cb'), password: PASSWORD, csrfToken: token, callbackUrl }, cookie);
       expect(response.status).toBe(302);
