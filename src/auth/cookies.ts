@@ -52,6 +52,7 @@ export class AuthCookies {
   }
 
   setSession(reply: FastifyReply, tokens: { accessToken: string; refreshToken: string }): void {
+    this.clearLegacyRefresh(reply);
     reply.setCookie(AUTH_COOKIE, tokens.accessToken, {
       httpOnly: true,
       sameSite: 'lax',
@@ -66,13 +67,12 @@ export class AuthCookies {
       maxAge: REFRESH_COOKIE_MAX_AGE,
       secure: this.secure,
     });
-    this.clearLegacyRefresh(reply);
   }
 
   clearSession(reply: FastifyReply): void {
+    this.clearLegacyRefresh(reply);
     this.clearAccessToken(reply);
     reply.clearCookie(REFRESH_COOKIE, { httpOnly: true, sameSite: 'strict', path: REFRESH_COOKIE_PATH, secure: this.secure });
-    this.clearLegacyRefresh(reply);
   }
 
   /** Only the access token: a client whose token was refused may still refresh. */
@@ -115,6 +115,10 @@ export class AuthCookies {
     reply.clearCookie(LOGIN_EMAIL_COOKIE, { httpOnly: true, sameSite: 'lax', path: LOGIN_PATH, secure: this.secure });
   }
 
+  /**
+   * Written before the current cookies, so a client that keeps cookies by name only
+   * (no paths) ends up with the current refresh token, not an empty one.
+   */
   private clearLegacyRefresh(reply: FastifyReply): void {
     reply.clearCookie(REFRESH_COOKIE, { httpOnly: true, sameSite: 'strict', path: LEGACY_REFRESH_COOKIE_PATH, secure: this.secure });
   }

@@ -121,6 +121,8 @@ describe('POST /api/auth/login', () => {
     const legacy = cookiesOf(response, 'refresh-token').filter((c) => c.attributes['path'] === '/api/auth/refresh');
     expect(legacy).toHaveLength(1);
     expect(isDeletion(legacy[0]!)).toBe(true);
+    // Before the current one: a client keeping cookies by name only keeps the live token.
+    expect(cookiesOf(response, 'refresh-token').map((c) => c.attributes['path'])).toEqual(['/api/auth/refresh', '/api/auth']);
     expect(response.headers.get('cache-control')).toBe('no-store');
   });
 

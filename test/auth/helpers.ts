@@ -38,12 +38,12 @@ export function parseSetCookie(raw: string): ParsedCookie {
   return { name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim(), attributes, raw };
 }
 
-/** The Set-Cookie of one name in a response, parsed (undefined when not set). */
+/**
+ * The Set-Cookie of one name in a response, parsed (undefined when not set); the last one
+ * when there are several (the refresh token's old path is cleared first).
+ */
 export function cookieOf(response: Response, name: string): ParsedCookie | undefined {
-  return response.headers
-    .getSetCookie()
-    .map(parseSetCookie)
-    .find((c) => c.name === name);
+  return cookiesOf(response, name).at(-1);
 }
 
 /** Every Set-Cookie of one name in a response (a name can be set at several paths), parsed. */
