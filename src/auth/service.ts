@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { isRole, type Role } from '../domain/caller.js';
 import type { Services } from '../domain/services.js';
 import { safeCallbackUrl } from './callback-url.js';
-import { CallerResolver } from './caller.js';
+import { CallerResolver, INVALID_TOKEN_CHALLENGE, type Identity } from './caller.js';
 import { AuthCookies } from './cookies.js';
 import { Credentials } from './credentials.js';
 import { CsrfTokens } from './csrf.js';
@@ -101,6 +101,16 @@ export class AuthService {
     const { token, cookie } = this.csrf.issue();
     this.cookies.setCsrf(reply, cookie);
     return token;
+  }
+
+  /**
+   * Readies a 401 for a refused credential (`identity.rejected`): status, the RFC 6750
+   * challenge, and the `auth-token` cookie cleared when the credential came as that
+   * cookie, so the next request is anonymous. The caller sends its own body.
+   */
+  refuseCredential(reply: FastifyReply, identity: Pick<Identity, 'source'>): FastifyReply {
+    if (identity.source === 'cookie') this.cookies.clearAccessToken(reply);
+    return reply.code(401).header('www-authenticate', INVALID_TOKEN_CHALLENGE);
   }
 
   checkCsrf(request: FastifyRequest, submitted: unknown): boolean {

@@ -169,6 +169,18 @@ export class SessionStore {
     await this.revokeIn(this.db, sessionId, this.now());
   }
 
+  /**
+   * Ends the session a refresh token belongs to, whatever the token's own state (sign-out
+   * after the access token is gone). True when the token named a session.
+   */
+  async revokeByRefreshToken(token: string): Promise<boolean> {
+    if (!TOKEN_SHAPE.test(token)) return false;
+    const row = await this.db.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', hashToken(token)).executeTakeFirst();
+    if (!row) return false;
+    await this.revokeIn(this.db, row.session_id, this.now());
+    return true;
+  }
+
   /** The live session with its user's current record, or undefined (revoked, expired, deleted). */
   async lookup(sessionId: string): Promise<SessionUser | undefined> {
     const row = await this.db

@@ -5,8 +5,10 @@ import {
   bearer,
   cookieOf,
   cookies,
+  cookiesOf,
   csrf,
   form,
+  isDeletion,
   json,
   jsonOf,
   login,
@@ -114,7 +116,13 @@ describe('POST /api/auth/login', () => {
     expect(auth.attributes).toEqual({ 'max-age': '900', path: '/', httponly: true, samesite: 'Lax' });
     const refresh = cookieOf(response, 'refresh-token')!;
     expect(refresh.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(refresh.attributes).toEqual({ 'max-age': '604800', path: '/api/auth/refresh', httponly: true, samesite: 'Strict' });
+    expect(refresh.attributes).toEqual({ 'max-age': '604800', path: '/api/auth', httponly: true, samesite: 'Strict' });
+    // A refresh-token cookie a browser may keep from the old path is deleted.
+    const legacy = cookiesOf(response, 'refresh-token').filter((c) => c.attributes['path'] === '/api/auth/refresh');
+    expect(legacy).toHaveLength(1);
+    expect(isDeletion(legacy[0]!)).toBe(true);
+    // Before the current one: a client keeping cookies by name only keeps the live token.
+    expect(cookiesOf(response, 'refresh-token').map((c) => c.attributes['path'])).toEqual(['/api/auth/refresh', '/api/auth']);
     expect(response.headers.get('cache-control')).toBe('no-store');
   });
 
@@ -149,7 +157,7 @@ describe('POST /api/auth/refresh', () => {
     const refresh = cookieOf(response, 'refresh-token')!;
     expect(auth.value).toBe(body.accessToken);
     expect(auth.attributes).toEqual({ 'max-age': '900', path: '/', httponly: true, samesite: 'Lax' });
-    expect(refresh.attributes).toEqual({ 'max-age': '604800', path: '/api/auth/refresh', httponly: true, samesite: 'Strict' });
+    expect(refresh.attributes).toEqual({ 'max-age': '604800', path: '/api/auth', httponly: true, samesite: 'Strict' });
     expect(`refresh-token=${refresh.value}`).not.toBe(session.refreshCookie);
     const me = await fetch(`${s.url}/api/me`, { headers: bearer(body.accessToken) });
     expect(me.status).toBe(200);
@@ -265,7 +273,7 @@ describe('POST /api/auth/callback/credentials', () => {
     expect(response.status).toBe(302);
     expect(response.headers.get('location')).toBe('/account?tab=1');
     expect(cookieOf(response, 'auth-token')?.attributes).toEqual({ 'max-age': '900', path: '/', httponly: true, samesite: 'Lax' });
-    expect(cookieOf(response, 'refresh-token')?.attributes['path']).toBe('/api/auth/refresh');
+    expect(cookieOf(response, 'refresh-token')?.attributes['path']).toBe('/api/auth');
   });
 
   it('302 back to the sign-in page with ?error=CredentialsSignin on a wrong password or unknown email', async () => {
@@ -319,9 +327,9 @@ describe('POST /api/auth/signout', () => {
     const refresh = cookieOf(response, 'refresh-token')!;
     expect(auth.value).toBe('');
     expect(auth.attributes['path']).toBe('/');
-    expect(refresh.value).toBe('');
-    expect(refresh.attributes['path']).toBe('/api/auth/refresh');
-    for (const c of [auth, refresh]) expect(c.attributes['max-age'] === '0' || Date.parse(String(c.attributes['expires'])) <= Date.now()).toBe(true);
+    expect(refresh.attributes['path']).toBe('/api/auth');
+    for (const c of [auth, ...cookiesOf(response, 'refresh-token')]) expect(isDeletion(c)).toBe(true);
+    expect(cookiesOf(response, 'refresh-token').map((c) => c.attributes['path']).sort()).toEqual(['/api/auth', '/api/auth/refresh']);
 
     // The session is gone: the access token (still unexpired) and the refresh token stop working.
     expect((await fetch(`${s.url}/api/me`, { headers: bearer(session.accessToken) })).status).toBe(401);
@@ -390,7 +398,7 @@ describe('in production', () => {
     expect(cookieOf(response, 'auth-token')?.attributes).toEqual({ 'max-age': '900', path: '/', httponly: true, samesite: 'Lax', secure: true });
     expect(cookieOf(response, 'refresh-token')?.attributes).toEqual({
       'max-age': '604800',
-      path: '/api/auth/refresh',
+      path: '/api/auth',
       httponly: true,
       samesite: 'Strict',
       secure: true,

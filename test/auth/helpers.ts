@@ -38,12 +38,25 @@ export function parseSetCookie(raw: string): ParsedCookie {
   return { name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim(), attributes, raw };
 }
 
-/** The Set-Cookie of one name in a response, parsed (undefined when not set). */
+/**
+ * The Set-Cookie of one name in a response, parsed (undefined when not set); the last one
+ * when there are several (the refresh token's old path is cleared first).
+ */
 export function cookieOf(response: Response, name: string): ParsedCookie | undefined {
+  return cookiesOf(response, name).at(-1);
+}
+
+/** Every Set-Cookie of one name in a response (a name can be set at several paths), parsed. */
+export function cookiesOf(response: Response, name: string): ParsedCookie[] {
   return response.headers
     .getSetCookie()
     .map(parseSetCookie)
-    .find((c) => c.name === name);
+    .filter((c) => c.name === name);
+}
+
+/** A cookie is deleted by this Set-Cookie: empty, and Max-Age=0 or an Expires in the past. */
+export function isDeletion(cookie: ParsedCookie): boolean {
+  return cookie.value === '' && (cookie.attributes['max-age'] === '0' || Date.parse(String(cookie.attributes['expires'])) <= Date.now());
 }
 
 export const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({

@@ -157,7 +157,7 @@ describe('the full flow', () => {
     expect(response.status).toBe(302);
     expect(response.headers.get('location')).toBe('/account?welcome=1');
     expect(cookieOf(response, 'auth-token')?.attributes).toEqual({ 'max-age': '900', path: '/', httponly: true, samesite: 'Lax' });
-    expect(cookieOf(response, 'refresh-token')?.attributes['path']).toBe('/api/auth/refresh');
+    expect(cookieOf(response, 'refresh-token')?.attributes['path']).toBe('/api/auth');
     // The flow cookie is spent.
     expect(cookieOf(response, 'oauth-flow')?.value).toBe('');
 

@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET, type TestServer } from '../helpers/server.js';
 import { bearer, cookies, jsonOf, login, signUpAs, startServerAt, uniqueEmail, register, PASSWORD } from './helpers.js';
 
-// Access tokens over the wire: anything but a valid, live token makes the caller
-// anonymous (SPEC section 4) — never an error, never a privilege.
+// Access tokens over the wire: anything but a valid, live token is refused — /api/me
+// answers 401 with the RFC 6750 `invalid_token` challenge — and never grants anything
+// (GraphQL's `me` is not the user, whatever /graphql answers: its 401 is tested there).
 
 let s: TestServer;
 let session: Awaited<ReturnType<typeof signUpAs>>;
@@ -35,12 +36,14 @@ async function craft(
     .sign(overrides.key ?? key);
 }
 
-/** What each transport says about a token: /api/me's status and GraphQL's `me`. */
+/** What each transport says about a token: /api/me's status and challenge, and GraphQL's `me`. */
 async function whoIs(headers: Record<string, string>) {
   const me = await fetch(`${s.url}/api/me`, { headers });
   const gql = await s.gql('{ me { id role } }', {}, { headers });
-  return { meStatus: me.status, gqlStatus: gql.status, gqlMe: gql.body.data?.me ?? null, gqlErrors: gql.body.errors };
+  return { meStatus: me.status, challenge: me.headers.get('www-authenticate'), gqlMe: gql.body.data?.me ?? null };
 }
+
+const REFUSED = { meStatus: 401, challenge: 'Bearer error="invalid_token"', gqlMe: null };
 
 function unsigned(header: Record<string, unknown>, payload: Record<string, unknown>, signature = ''): string {
   const enc = (o: unknown) => base64url.encode(JSON.stringify(o));
@@ -50,7 +53,7 @@ function unsigned(header: Record<string, unknown>, payload: Record<string, unkno
 describe('a valid access token', () => {
   it('identifies the caller by bearer header and by cookie', async () => {
     for (const headers of [bearer(session.accessToken), cookies(session.authCookie)]) {
-      expect(await whoIs(headers)).toEqual({ meStatus: 200, gqlStatus: 200, gqlMe: { id: session.userId, role: 'user' }, gqlErrors: undefined });
+      expect(await whoIs(headers)).toEqual({ meStatus: 200, challenge: null, gqlMe: { id: session.userId, role: 'user' } });
     }
   });
 
@@ -69,8 +72,7 @@ describe('a valid access token', () => {
   });
 });
 
-describe('a token that must not work makes the caller anonymous, not an error', () => {
-  const anonymous = { meStatus: 401, gqlStatus: 200, gqlMe: null, gqlErrors: undefined };
+describe('a token that must not work is refused and grants nothing', () => {
 
   const cases: [string, () => Promise<string>][] = [
     ['signed with another secret (forged)', () => craft({ key: new TextEncoder().encode('another-secret-that-is-32-bytes-long!!') })],
@@ -117,30 +119,34 @@ describe('a token that must not work makes the caller anonymous, not an error', 
     ],
     ['truncated', async () => session.accessToken.slice(0, -10)],
     ['that is not a JWT at all', async () => 'not-a-token'],
-    ['empty', async () => ''],
   ];
 
   it.each(cases)('%s — by bearer header', async (_label, make) => {
     const token = await make();
-    expect(await whoIs(bearer(token))).toEqual(anonymous);
+    expect(await whoIs(bearer(token))).toEqual(REFUSED);
   });
 
   it.each(cases)('%s — by cookie', async (_label, make) => {
     const token = await make();
-    expect(await whoIs(cookies(`auth-token=${token}`))).toEqual(anonymous);
+    expect(await whoIs(cookies(`auth-token=${token}`))).toEqual(REFUSED);
+  });
+
+  it('an empty bearer token is refused; an empty cookie (what a cleared one leaves) is no credential', async () => {
+    expect(await whoIs({ authorization: 'Bearer' })).toEqual(REFUSED);
+    expect(await whoIs(cookies('auth-token='))).toEqual({ meStatus: 401, challenge: 'Bearer', gqlMe: null });
   });
 
   it('a session of one user with the sub of another (admin) is refused', async () => {
     const admin = await signUpAs(s, 'admin', 'Real Admin');
     const token = await craft({ payload: { sub: admin.userId, role: 'admin' } });
-    expect(await whoIs(bearer(token))).toEqual(anonymous);
+    expect(await whoIs(bearer(token))).toEqual(REFUSED);
   });
 
   it('a present Authorization header wins over the cookie, even when it is invalid', async () => {
     const headers = { ...cookies(session.authCookie), authorization: 'Bearer nonsense' };
-    expect(await whoIs(headers)).toEqual(anonymous);
+    expect(await whoIs(headers)).toEqual(REFUSED);
     const basic = { ...cookies(session.authCookie), authorization: `Basic ${Buffer.from('a:b').toString('base64')}` };
-    expect(await whoIs(basic)).toEqual(anonymous);
+    expect(await whoIs(basic)).toEqual(REFUSED);
   });
 
   it('a field that needs a caller then answers UNAUTHENTICATED', async () => {
@@ -183,7 +189,7 @@ describe('the caller is re-read on every request', () => {
     const deleted = await s.gql('mutation($id: ID!) { deleteUser(id: $id) }', { id }, { headers: bearer(a.accessToken) });
     expect(deleted.body).toEqual({ data: { deleteUser: true } });
     for (const other of [a, b]) {
-      expect(await whoIs(bearer(other.accessToken))).toEqual({ meStatus: 401, gqlStatus: 200, gqlMe: null, gqlErrors: undefined });
+      expect(await whoIs(bearer(other.accessToken))).toEqual(REFUSED);
       expect((await fetch(`${s.url}/api/auth/refresh`, { method: 'POST', headers: cookies(other.refreshCookie) })).status).toBe(401);
     }
     // And the account is gone for good: its password no longer signs in.
@@ -197,7 +203,8 @@ describe('the caller is re-read on every request', () => {
     const deleted = await s.gql('mutation($id: ID!) { deleteUser(id: $id) }', { id: victim.userId }, { headers: bearer(admin.accessToken) });
     expect(deleted.body.data).toEqual({ deleteUser: true });
     expect((await whoIs(bearer(victim.accessToken))).meStatus).toBe(401);
-    const body = await jsonOf(await fetch(`${s.url}/api/auth/session`, { headers: bearer(victim.accessToken) }));
-    expect(body).toBeNull();
+    const response = await fetch(`${s.url}/api/auth/session`, { headers: bearer(victim.accessToken) });
+    expect(response.status).toBe(401);
+    expect(await jsonOf(response)).toEqual({ error: expect.any(String) });
   });
 });

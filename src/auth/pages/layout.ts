@@ -10,7 +10,7 @@ export interface PageUser {
 export function layout(title: string, content: SafeHtml, user?: PageUser): SafeHtml {
   const nav = user
     ? html`<a href="/account">${user.name}</a>${user.isAdmin ? html`<a href="/admin">Admin</a>` : ''}`
-    : html`<a href="/login">Sign in</a>`;
+    : html`<a href="/login">Sign in</a><a href="/register">Create account</a>`;
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -22,7 +22,7 @@ export function layout(title: string, content: SafeHtml, user?: PageUser): SafeH
 <link rel="icon" href="data:,">
 </head>
 <body>
-<header class="site"><a class="brand" href="/account">Ink<span>well</span></a><nav>${nav}</nav></header>
+<header class="site"><a class="brand" href="/">Ink<span>well</span></a><nav>${nav}</nav></header>
 <main>${content}</main>
 <footer>Inkwell</footer>
 </body>

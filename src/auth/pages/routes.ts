@@ -1,71 +1,33 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { can } from '../../domain/caller.js';
-import type { Identity } from '../caller.js';
 import type { AuthService } from '../service.js';
-import { html, type SafeHtml } from './html.js';
-import { layout, roleBadge, type PageUser } from './layout.js';
+import { homePage } from './home.js';
+import { html } from './html.js';
+import { pageKit } from './kit.js';
+import { layout, roleBadge } from './layout.js';
+import { signInPages } from './sign-in.js';
 import { STYLESHEET, STYLESHEET_PATH } from './style.js';
 
 /**
- * The server-rendered pages (SPEC section 6), usable without JavaScript: /login,
- * /account (a session), /admin (admins), /unauthorized. A page that needs a session
- * sends an anonymous caller to `/login?callbackUrl=<the page>`; a non-admin on /admin
- * goes to /unauthorized. Every value that reaches the HTML goes through `html`.
+ * The server-rendered pages (README "Accounts and sign-in"), usable without JavaScript:
+ * / (links), /login and /register (./sign-in.ts), /account (a session), /admin (admins),
+ * /unauthorized. A page that needs a session sends an anonymous caller to
+ * `/login?callbackUrl=<the page>`; a non-admin on /admin goes to /unauthorized. Every
+ * value that reaches the HTML goes through `html`.
  */
-
-const ERROR_MESSAGES: Record<string, string> = {
-  CredentialsSignin: 'That email and password did not match an account. Please try again.',
-  TooManyRequests: 'Too many failed sign-in attempts for this account. Please wait a few minutes and try again.',
-  OAuthSignin: 'Signing in with that provider could not be started. Please try again later.',
-  OAuthCallback: 'Signing in with the provider did not complete. Please try again.',
-  OAuthAccountNotLinked: 'An account with this email already exists. Sign in with your password to use it.',
-  AccessDenied: 'The provider did not allow the sign-in.',
-};
-
 export async function pageRoutes(app: FastifyInstance, auth: AuthService): Promise<void> {
-  const send = (reply: FastifyReply, page: SafeHtml, status = 200) =>
-    reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page.value);
-
-  const pageUser = (identity: Identity): PageUser | undefined =>
-    identity.session ? { name: identity.session.user.name, isAdmin: can(identity.caller, 'manage:users') } : undefined;
-
-  const toLogin = (request: FastifyRequest, reply: FastifyReply) =>
-    reply.redirect(`/login?${new URLSearchParams({ callbackUrl: request.url }).toString()}`, 302);
+  const kit = pageKit(auth);
 
   app.get(STYLESHEET_PATH, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(STYLESHEET),
   );
 
-  app.get<{ Querystring: Record<string, unknown> }>('/login', async (request, reply) => {
-    const callbackUrl = auth.callbackUrl(request.query.callbackUrl, '/account');
-    const identity = await auth.callers.identify(request);
-    if (identity.session) return reply.redirect(callbackUrl, 302);
-
-    const csrfToken = auth.csrfToken(request, reply);
-    const code = typeof request.query.error === 'string' ? request.query.error : undefined;
-    const message = code ? (ERROR_MESSAGES[code] ?? 'Sign-in failed. Please try again.') : undefined;
-    const hidden = html`<input type="hidden" name="csrfToken" value="${csrfToken}"><input type="hidden" name="callbackUrl" value="${callbackUrl}">`;
-    const providers = [...auth.providers.values()].map(
-      (p) => html`<form method="post" action="/api/auth/signin/${p.id}">${hidden}<button class="secondary" type="submit">Continue with ${p.name}</button></form>`,
-    );
-    const content = html`<section class="card">
-<h1>Sign in</h1>
-<p class="lead">Welcome back to Inkwell.</p>
-${message ? html`<p class="alert" role="alert">${message}</p>` : ''}
-<form method="post" action="/api/auth/callback/credentials">
-${hidden}
-<label>Email <input type="email" name="email" autocomplete="username" required autofocus></label>
-<label>Password <input type="password" name="password" autocomplete="current-password" required></label>
-<button type="submit">Sign in</button>
-</form>
-${providers.length > 0 ? html`<div class="divider">or</div><div class="providers">${providers}</div>` : ''}
-</section>`;
-    return send(reply, layout('Sign in', content));
-  });
+  await homePage(app, auth, kit);
+  await signInPages(app, auth, kit);
 
   app.get('/account', async (request, reply) => {
-    const identity = await auth.callers.identify(request);
-    if (!identity.session) return toLogin(request, reply);
+    const identity = await kit.visitor(request, reply);
+    if (!identity.session) return kit.toLogin(request, reply);
     const { user, expiresAt } = identity.session;
     const csrfToken = auth.csrfToken(request, reply);
     const content = html`<section class="card">
@@ -82,12 +44,12 @@ ${providers.length > 0 ? html`<div class="divider">or</div><div class="providers
 ${can(identity.caller, 'manage:users') ? html`<a href="/admin">Manage users</a>` : ''}
 </div>
 </section>`;
-    return send(reply, layout('Your account', content, pageUser(identity)));
+    return kit.send(reply, layout('Your account', content, kit.pageUser(identity)));
   });
 
   app.get('/admin', async (request, reply) => {
-    const identity = await auth.callers.identify(request);
-    if (!identity.session) return toLogin(request, reply);
+    const identity = await kit.visitor(request, reply);
+    if (!identity.session) return kit.toLogin(request, reply);
     if (!can(identity.caller, 'manage:users')) return reply.redirect('/unauthorized', 302);
     const users = await auth.services.users.list(identity.caller, { limit: 100, offset: 0 });
     const rows = users.map(
@@ -101,16 +63,16 @@ ${can(identity.caller, 'manage:users') ? html`<a href="/admin">Manage users</a>`
 <tbody>${rows}</tbody>
 </table>
 </section>`;
-    return send(reply, layout('Users', content, pageUser(identity)));
+    return kit.send(reply, layout('Users', content, kit.pageUser(identity)));
   });
 
   app.get('/unauthorized', async (request, reply) => {
-    const identity = await auth.callers.identify(request);
+    const identity = await kit.visitor(request, reply);
     const content = html`<section class="card">
 <h1>Not allowed</h1>
 <p class="lead">Your account does not have access to that page.</p>
 <div class="actions">${identity.session ? html`<a href="/account">Back to your account</a>` : html`<a href="/login">Sign in</a>`}</div>
 </section>`;
-    return send(reply, layout('Not allowed', content, pageUser(identity)), 403);
+    return kit.send(reply, layout('Not allowed', content, kit.pageUser(identity)), 403);
   });
 }

@@ -60,6 +60,11 @@ dd { margin: 0; overflow-wrap: anywhere; }
 table { width: 100%; border-collapse: collapse; font-size: 0.95rem; }
 th, td { text-align: left; padding: 0.6rem 0.5rem; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
 th { color: var(--muted); font-weight: 600; font-size: 0.85rem; text-transform: uppercase; letter-spacing: 0.04em; }
+.hint { color: var(--muted); font-size: 0.85rem; font-weight: 400; margin: -0.5rem 0 0; }
+span.hint { margin: 0; }
+p.switch { margin: 1.5rem 0 0; color: var(--muted); font-size: 0.95rem; text-align: center; }
+ul.links { list-style: none; margin: 0; padding: 0; display: grid; gap: 0.6rem; }
+ul.links a { font-weight: 600; }
 .actions { display: flex; gap: 0.75rem; align-items: center; flex-wrap: wrap; }
 footer { text-align: center; color: var(--muted); font-size: 0.8rem; padding: 1.5rem; }
 `;

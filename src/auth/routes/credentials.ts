@@ -4,6 +4,9 @@ import { TOO_MANY_REQUESTS } from '../../rate-limit/limiter.js';
 import type { AuthService } from '../service.js';
 import { bodyOf, field, isForm, isJson, loginWithError, sendError, unsupportedMediaType } from './http.js';
 
+/** Longer than any address an account can have (254): not worth keeping. */
+const MAX_KEPT_EMAIL = 320;
+
 /**
  * Email-and-password endpoints: register and login (JSON only, which a cross-site
  * form cannot send without a CORS preflight) and the sign-in page's form callback
@@ -48,14 +51,18 @@ export async function credentialRoutes(app: FastifyInstance, auth: AuthService):
     const callbackUrl = auth.callbackUrl(field(body, 'callbackUrl'));
     const email = field(body, 'email');
     const password = field(body, 'password');
-    if (!email || !password) return reply.redirect(loginWithError('CredentialsSignin', callbackUrl), 302);
+    // Back to the sign-in page; the typed email rides along in a one-minute cookie
+    // scoped to /login, never in the URL (history, logs, Referer).
+    const failed = (error: string) => {
+      if (email && email.length <= MAX_KEPT_EMAIL) auth.cookies.setLoginEmail(reply, email);
+      return reply.redirect(loginWithError(error, callbackUrl), 302);
+    };
+    if (!email || !password) return failed('CredentialsSignin');
 
     const result = await auth.credentials.signIn(email, password);
-    if (!result.ok) {
-      const error = result.reason === 'throttled' ? 'TooManyRequests' : 'CredentialsSignin';
-      return reply.redirect(loginWithError(error, callbackUrl), 302);
-    }
+    if (!result.ok) return failed(result.reason === 'throttled' ? 'TooManyRequests' : 'CredentialsSignin');
     auth.cookies.setSession(reply, await auth.startSession(result.user));
+    auth.cookies.clearLoginEmail(reply);
     return reply.redirect(callbackUrl, 302);
   });
 }

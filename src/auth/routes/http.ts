@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { REFRESH_COOKIE, rawCookieValues } from '../cookies.js';
 
 /** Small helpers shared by the account routes: media types, bodies, `{error}` answers. */
 
@@ -44,4 +45,26 @@ export function rawQuery(request: FastifyRequest): string {
 /** The sign-in page with an error code and where to go afterwards. */
 export function loginWithError(error: string, callbackUrl: string): string {
   return `/login?${new URLSearchParams({ error, callbackUrl }).toString()}`;
+}
+
+/** At most one refresh-token cookie per path the service ever used (`/api/auth`, `/api/auth/refresh`). */
+const MAX_REFRESH_COOKIES = 2;
+
+/**
+ * The refresh tokens a request carries, in the order sent (a more specific path first),
+ * distinct, percent-decoded; undecodable values are skipped.
+ */
+export function refreshTokensOf(request: FastifyRequest): string[] {
+  const tokens: string[] = [];
+  for (const raw of rawCookieValues(request.headers.cookie, REFRESH_COOKIE)) {
+    let token: string;
+    try {
+      token = decodeURIComponent(raw);
+    } catch {
+      continue;
+    }
+    if (token && !tokens.includes(token)) tokens.push(token);
+    if (tokens.length === MAX_REFRESH_COOKIES) break;
+  }
+  return tokens;
 }
