@@ -78,7 +78,8 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     responseCache,
     isProduction: config.isProduction,
     rateLimit: config.rateLimit,
-    authenticate: auth.authenticate,
+    identify: auth.identify,
+    refuseCredential: auth.refuseCredential,
   });
   const realtime = attachGraphqlWs(app.server, {
     pipeline,
@@ -89,7 +90,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     log: app.log,
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,
-    authenticateToken: async (token) => (await auth.auth.callers.fromToken(token)).caller,
+    identify: (credential) => auth.auth.callers.fromCredential(credential),
     // Queries and mutations over the socket count on the /graphql limiter's own key and counters.
     limitOperation: async ({ caller, ip }) => {
       const { count } = await auth.auth.counters.hit(limiterKey('graphql', clientKey(caller, ip)), config.rateLimit.windowMs);

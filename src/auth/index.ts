@@ -1,11 +1,11 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Backends } from '../backends.js';
 import type { Config } from '../config.js';
-import type { Caller } from '../domain/caller.js';
 import type { Services } from '../domain/services.js';
+import type { Identity } from './caller.js';
 import { pageRoutes } from './pages/routes.js';
 import { clientKey, createLimiter, registerRateLimit, TOO_MANY_REQUESTS } from '../rate-limit/limiter.js';
 import { credentialRoutes } from './routes/credentials.js';
@@ -18,13 +18,15 @@ import { AuthService } from './service.js';
  * The account area, wired into the app: cookies and rate limiting at the root (the
  * GraphQL adapter needs both), the /api/auth endpoints, /api/me and the pages in their
  * own encapsulated context (security headers, form bodies, `{error}` answers), and
- * `authenticate`, which the GraphQL adapter calls.
+ * `identify` and `refuseCredential`, which the GraphQL adapter calls.
  */
 
 export interface AuthSetup {
   auth: AuthService;
-  /** The caller of a request (memoised per request); anonymous without a valid credential. */
-  authenticate(request: FastifyRequest): Promise<Caller>;
+  /** Who sent a request (memoised per request): the caller, and whether a credential was refused. */
+  identify(request: FastifyRequest): Promise<Identity>;
+  /** Starts the 401 for a refused credential: status, `WWW-Authenticate`, the cookie cleared. */
+  refuseCredential(reply: FastifyReply, identity: Identity): FastifyReply;
 }
 
 const BODY_LIMIT = 16 * 1024;
@@ -112,6 +114,7 @@ export async function setupAuth(app: FastifyInstance, deps: { config: Config; ba
 
   return {
     auth,
-    authenticate: (request) => auth.callers.caller(request),
+    identify: (request) => auth.callers.identify(request),
+    refuseCredential: (reply, identity) => auth.refuseCredential(reply, identity),
   };
 }

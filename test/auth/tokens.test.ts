@@ -149,9 +149,11 @@ describe('a token that must not work is refused and grants nothing', () => {
     expect(await whoIs(basic)).toEqual(REFUSED);
   });
 
-  it('a field that needs a caller then answers UNAUTHENTICATED', async () => {
+  it('/graphql refuses it with 401 UNAUTHENTICATED and the invalid_token challenge, running nothing', async () => {
     const response = await s.gql('mutation { addBook(title: "T", author: "A") { id } }', {}, { headers: bearer(await craft({ header: { alg: 'HS512' } })) });
-    expect(response.status).toBe(200);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(response.body).not.toHaveProperty('data');
     expect(response.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
 });

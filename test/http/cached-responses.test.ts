@@ -170,12 +170,13 @@ describe('credentials get entries of their own, never the anonymous one', () => 
     }
   });
 
-  it('a garbage bearer token: answered by the route as anonymous (no emails)', async () => {
+  it('a garbage bearer token: refused with 401, never answered from the anonymous entry', async () => {
     for (let i = 0; i < 2; i++) {
-      const { res } = await through(() => postQuery(usersQuery, { authorization: 'Bearer not-a-token' }));
-      expect(res.status).toBe(200);
-      expect(emails(res).length).toBeGreaterThan(0);
-      expect(emails(res).every((e) => e === null)).toBe(true);
+      const { res, front } = await through(() => postQuery(usersQuery, { authorization: 'Bearer not-a-token' }));
+      expect(front).toBe(false);
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+      expect(res.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
     }
   });
 
@@ -188,10 +189,12 @@ describe('credentials get entries of their own, never the anonymous one', () => 
     }
   });
 
-  it('a garbage auth-token cookie: anonymous', async () => {
-    const { res } = await through(() => postQuery(usersQuery, { cookie: 'auth-token=garbage' }));
-    expect(res.status).toBe(200);
-    expect(emails(res).every((e) => e === null)).toBe(true);
+  it('a garbage auth-token cookie: refused with 401 and the cookie cleared', async () => {
+    const { res, front } = await through(() => postQuery(usersQuery, { cookie: 'auth-token=garbage' }));
+    expect(front).toBe(false);
+    expect(res.status).toBe(401);
+    expect(res.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(res.headers.getSetCookie().some((c) => c.startsWith('auth-token=;') && /Max-Age=0|Expires=Thu, 01 Jan 1970/i.test(c))).toBe(true);
   });
 
   it('a credential over GET too', async () => {

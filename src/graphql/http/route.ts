@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller } from '../../domain/caller.js';
+import type { Identity } from '../../auth/caller.js';
 import type { Services } from '../../domain/services.js';
 import { clientKey, createLimiter, TOO_MANY_REQUESTS } from '../../rate-limit/limiter.js';
 import type { ResponseCache } from '../cache/response-cache.js';
@@ -24,17 +24,19 @@ export interface GraphQLHttpOptions {
   responseCache: ResponseCache | undefined;
   isProduction: boolean;
   rateLimit: { max: number; windowMs: number };
-  /** Who is asking; anonymous when there is no valid credential. */
-  authenticate(request: FastifyRequest): Promise<Caller>;
+  /** Who is asking (once per request): anonymous without a credential, `rejected` for a refused one. */
+  identify(request: FastifyRequest): Promise<Identity>;
+  /** Starts the 401 for a refused credential (status, `WWW-Authenticate`, cookie cleared). */
+  refuseCredential(reply: FastifyReply, identity: Identity): FastifyReply;
 }
 
 /** Registered without fastify-plugin on purpose: its parsers and error handler stay inside. */
 export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHttpOptions): Promise<void> {
-  const { preparer, services, responseCache, isProduction, authenticate } = options;
+  const { preparer, services, responseCache, isProduction, identify } = options;
   const limit = createLimiter(app, {
     group: 'graphql',
     ...options.rateLimit,
-    clientKey: async (request) => clientKey(await authenticate(request), request.ip),
+    clientKey: async (request) => clientKey((await identify(request)).caller, request.ip),
   });
 
   const formatOptions = (request: FastifyRequest): FormatOptions => ({
@@ -57,12 +59,17 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
       const body = { error: TOO_MANY_REQUESTS, errors: [{ message: TOO_MANY_REQUESTS, extensions: { code: 'RATE_LIMITED' } }] };
       return reply.code(429).type('application/json; charset=utf-8').send(JSON.stringify(body));
     }
-    const caller = await authenticate(request);
+    const identity = await identify(request);
+    if (identity.rejected) {
+      // docs/permissions.md: a present but invalid credential is refused, so clients know to refresh.
+      options.refuseCredential(reply, identity);
+      return sendRefusal(request, reply, requestError('Invalid or expired credentials', 'UNAUTHENTICATED', 401));
+    }
     let admission;
     try {
       if (!isAcceptable(request.headers.accept)) throw requestError('Not Acceptable', 'NOT_ACCEPTABLE', 406);
       const params = readParams({ method: request.method, url: request.url, headers: request.headers, body: (request.body as string | undefined) ?? null });
-      admission = await preparer.prepare(params, caller, request.method === 'GET' ? 'http-get' : 'http-post');
+      admission = await preparer.prepare(params, identity.caller, request.method === 'GET' ? 'http-get' : 'http-post');
     } catch (error) {
       if (error instanceof RequestError) return sendRefusal(request, reply, error);
       throw error;

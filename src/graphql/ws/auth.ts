@@ -1,29 +1,30 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { cookieFromHeader, credentialOf } from '../../auth/caller.js';
+import { cookieFromHeader, credentialFrom, type Credential } from '../../auth/caller.js';
 import { AUTH_COOKIE } from '../../auth/cookies.js';
 
 /**
- * Where a WebSocket's access token comes from (SPEC §5): the `connection_init` payload
- * `{authorization: "Bearer <token>"}`, else the `auth-token` cookie of the upgrade
- * request — parsed by the account area's own helpers, as over HTTP. Verifying the
- * token is the authenticator's job; a bad one is anonymous.
+ * Where a WebSocket's credential comes from (docs/subscriptions.md): the
+ * `connection_init` payload `{authorization: "Bearer <token>"}`, else the `auth-token`
+ * cookie of the upgrade request — read by the account area's own helpers, as over
+ * HTTP. Verifying it is the authenticator's job; a refused one closes the socket 4403.
  */
 
 /**
- * The token the connection uses. An `authorization` member (any letter case) decides on
- * its own, as an Authorization header does over HTTP: present but malformed means
- * anonymous, not the cookie.
+ * The credential the connection presents. An `authorization` member (any letter case)
+ * decides on its own, as an Authorization header does over HTTP: present but malformed
+ * is a refused credential, not a fall-back to the cookie.
  */
-export function tokenFromParams(params: Readonly<Record<string, unknown>> | undefined, cookieToken: string | undefined): string | undefined {
+export function credentialFromParams(params: Readonly<Record<string, unknown>> | undefined, cookieToken: string | undefined): Credential | undefined {
   const entry = params && Object.entries(params).find(([key]) => key.toLowerCase() === 'authorization');
-  if (!entry || entry[1] === undefined || entry[1] === null) return cookieToken;
-  return typeof entry[1] === 'string' ? credentialOf({ authorization: entry[1] }, undefined) : undefined;
+  if (!entry || entry[1] === undefined || entry[1] === null) return cookieToken ? { source: 'cookie', token: cookieToken } : undefined;
+  if (typeof entry[1] !== 'string') return { source: 'header', token: undefined };
+  return credentialFrom({ authorization: entry[1] }, undefined);
 }
 
 /**
  * The `auth-token` cookie, when the upgrade may use it. Browsers send cookies on a
  * cross-origin WebSocket handshake and no CORS check applies, so (the WebSocket form of
- * SPEC §2's CSRF rule) a cookie counts only when the page's Origin is PUBLIC_URL's
+ * the CSRF rule in docs/browser-apps.md) a cookie counts only when the page's Origin is PUBLIC_URL's
  * origin or the server's own host; clients without an Origin (not browsers) may use it.
  * A page of another origin can still authenticate through `connection_init`.
  */

@@ -8,15 +8,16 @@ import {
   type ExecutionResult,
   type GraphQLFormattedError,
 } from 'graphql';
-import { handleProtocols, makeServer, type SubscribePayload } from 'graphql-ws';
+import { CloseCode, handleProtocols, makeServer, type SubscribePayload } from 'graphql-ws';
 import { WebSocket, WebSocketServer, type ServerOptions } from 'ws';
+import type { Credential, Identity } from '../../auth/caller.js';
 import type { Caller } from '../../domain/caller.js';
 import type { Services } from '../../domain/services.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import { RequestError, formatError, requestError, withCode, type FormatOptions } from '../operation/errors.js';
 import type { OperationPipeline, PreparedOperation } from '../operation/pipeline.js';
 import { execute, type PreparedRequest, type RequestPreparer } from '../operation/request.js';
-import { cookieToken, clientIp, tokenFromParams } from './auth.js';
+import { cookieToken, clientIp, credentialFromParams } from './auth.js';
 import { FanoutHub, type SubscriptionRequest } from './fanout.js';
 import { WS_CLOSE, WS_LIMITS, WS_PATH } from './protocol.js';
 
@@ -51,12 +52,12 @@ export interface GraphqlWsOptions {
   /** Take the client address from X-Forwarded-For (as Fastify's `trustProxy`). */
   trustProxy: boolean;
   /**
-   * The caller for an access token (from `connection_init`'s `authorization: "Bearer …"`,
-   * else the `auth-token` cookie of the upgrade); anonymous when missing, expired, forged
-   * or revoked. Called for every operation, so a revoked session or a changed role takes
-   * effect at the next subscribe, as HTTP re-reads the caller per request.
+   * Who presents a credential (from `connection_init`'s `authorization: "Bearer …"`, else
+   * the `auth-token` cookie of the upgrade): anonymous without one, `rejected` when it is
+   * refused (closed 4403). Called for every operation, so a revoked session or a changed
+   * role takes effect at the next subscribe, as HTTP re-reads the caller per request.
    */
-  authenticateToken(token: string | undefined): Promise<Caller>;
+  identify(credential: Credential | undefined): Promise<Identity>;
   /**
    * Counts a query or mutation against the client's /graphql rate limit, the same
    * counters as HTTP (key: the signed-in user, else the IP); false refuses it with
@@ -79,7 +80,7 @@ interface Connection {
   /** The `auth-token` cookie's value, when the upgrade may authenticate by cookie. */
   readonly cookieToken: string | undefined;
   /** Chosen at `connection_init`. */
-  token: string | undefined;
+  credential: Credential | undefined;
   /** Active subscription operations, by their subscribe payload (ids may be reused after complete). */
   readonly subscriptions: Set<SubscribePayload>;
   /** Answered the last keep-alive ping. */
@@ -123,8 +124,10 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     schema: pipeline.schema,
     connectionInitWaitTimeout: WS_LIMITS.connectionInitWaitMs,
 
-    onConnect: (ctx) => {
-      ctx.extra.token = tokenFromParams(ctx.connectionParams, ctx.extra.cookieToken);
+    // A refused credential answers `false`: graphql-ws closes the socket with 4403.
+    onConnect: async (ctx) => {
+      ctx.extra.credential = credentialFromParams(ctx.connectionParams, ctx.extra.cookieToken);
+      return !(await options.identify(ctx.extra.credential)).rejected;
     },
 
     onSubscribe: async (ctx, id, payload) => {
@@ -168,7 +171,13 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     id: string,
     payload: SubscribePayload,
   ): Promise<WsExecutionArgs | readonly GraphQLError[]> {
-    const caller = await options.authenticateToken(connection.token);
+    const identity = await options.identify(connection.credential);
+    if (identity.rejected) {
+      // The session was revoked (or the token expired) since connection_init.
+      connection.socket.close(CloseCode.Forbidden, 'Forbidden');
+      return [requestError('Invalid or expired credentials', 'UNAUTHENTICATED', 401).errors[0]!];
+    }
+    const { caller } = identity;
     const params = {
       query: payload.query,
       variables: payload.variables ?? undefined,
@@ -239,7 +248,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       socket,
       ip: clientIp(request, options.trustProxy),
       cookieToken: cookieToken(request, options.publicUrl),
-      token: undefined,
+      credential: undefined,
       subscriptions: new Set(),
       alive: true,
     };
