@@ -1,5 +1,5 @@
 /**
- * `callbackUrl` (SPEC section 6): a relative path, or a URL of PUBLIC_URL's origin;
+ * `callbackUrl` (docs/accounts.md): a relative path, or a URL of PUBLIC_URL's origin;
  * anything else falls back. The result is always a path on our origin (`/…`), never
  * an absolute or protocol-relative URL, so a redirect built from it cannot leave.
  */

@@ -2,7 +2,7 @@ import { hkdfSync } from 'node:crypto';
 
 /**
  * The keys derived from AUTH_SECRET. Access tokens are signed with the secret's UTF-8
- * bytes exactly (SPEC section 6); every other use gets its own HKDF-derived key, so a
+ * bytes exactly (docs/accounts.md); every other use gets its own HKDF-derived key, so a
  * value made for one purpose (a CSRF token, an OAuth flow cookie) can never be passed
  * off as another.
  */

@@ -5,7 +5,7 @@ import type { AuthDatabase } from './db.js';
 import { sealSuccessor as seal, unsealSuccessor } from './successor.js';
 
 /**
- * Sessions and their refresh tokens (SPEC section 6, RFC 9700 section 4.14).
+ * Sessions and their refresh tokens (docs/accounts.md, RFC 9700 section 4.14).
  *
  * A session is one sign-in. It ends 30 days after it began at the latest (refreshes
  * never extend it), or when revoked: sign-out, refresh-token reuse, deleteUser (which

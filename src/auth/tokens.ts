@@ -2,7 +2,7 @@ import { SignJWT, errors, jwtVerify } from 'jose';
 import { isRole, type Role } from '../domain/caller.js';
 
 /**
- * Access tokens (SPEC section 6): JWTs signed HS256 with the UTF-8 bytes of AUTH_SECRET,
+ * Access tokens (docs/accounts.md): JWTs signed HS256 with the UTF-8 bytes of AUTH_SECRET,
  * carrying sub, role, sid, iat, exp, iss, aud; valid 15 minutes. Verification pins the
  * algorithm (so `alg: none`, RS256/HS512 confusion and the like are refused), checks
  * iss, aud and typ, and requires every claim. A token that fails any check is simply

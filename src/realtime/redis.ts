@@ -30,7 +30,7 @@ const ORIGIN_LENGTH = 11; // 8 random bytes in base64url
  * before it returns" holds), and without a Redis round trip.
  *
  * Redis down: publishing logs and drops the remote copy (never throws into the write
- * path; SPEC: subscribers on other instances may miss events during the outage). On
+ * path; docs/operations.md: subscribers on other instances may miss events during the outage). On
  * every (re)connect the subscriber connection subscribes again to every channel that
  * has local listeners, so delivery resumes without a restart.
  */

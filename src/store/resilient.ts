@@ -2,7 +2,7 @@ import type { KeyValueStore } from './kv.js';
 import { MemoryStore } from './memory.js';
 
 /**
- * How the service degrades while Redis is down (SPEC section 1). Two wrappers over
+ * How the service degrades while Redis is down (docs/operations.md). Two wrappers over
  * the shared store, one per kind of data:
  *
  * - `FallbackStore`, for rate-limit counters and persisted queries: while the shared

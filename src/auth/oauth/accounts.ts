@@ -7,7 +7,7 @@ import type { AuthDatabase } from '../db.js';
 import type { ExternalProfile } from './profile.js';
 
 /**
- * Finds the local user of an external identity (SPEC section 6):
+ * Finds the local user of an external identity (docs/accounts.md):
  *
  * 1. by the provider's account id, if this identity signed in before;
  * 2. else, when the provider says the email is verified, the account with that

@@ -1,7 +1,7 @@
 /**
  * HTML built with a tagged template that escapes every interpolated value, unless it
  * is itself a SafeHtml made by this template. User-supplied strings therefore cannot
- * become markup anywhere a page is written (SPEC: strings are stored verbatim,
+ * become markup anywhere a page is written (docs/schema.md: strings are stored verbatim,
  * escaping happens where HTML is written).
  */
 
