@@ -8,6 +8,7 @@ import { serializeRequest } from './auth/log.js';
 import { clientKey, limiterKey } from './auth/rate-limit.js';
 import type { AuthService } from './auth/service.js';
 import { createServices, type Services } from './domain/services.js';
+import { graphiqlAssetsPlugin } from './graphiql/plugin.js';
 import { CacheProbe } from './graphql/cache-probe.js';
 import { cachedQueryAnswer } from './graphql/front-answer.js';
 import { graphqlHttpPlugin } from './graphql/http.js';
@@ -75,6 +76,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
   await app.register(healthRoutes, backends);
   const auth = await setupAuth(app, { config, backends, services });
+  if (!config.isProduction) await app.register(graphiqlAssetsPlugin);
   await app.register(graphqlHttpPlugin, {
     pipeline,
     services,

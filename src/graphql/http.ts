@@ -7,7 +7,7 @@ import { replayedBody } from '../http/front-door.js';
 import type { Services } from '../domain/services.js';
 import { createContext, type GraphQLContext } from './context.js';
 import { RequestError, formatError, requestError, withCode, type FormatOptions } from './errors.js';
-import { graphiqlHtml } from './graphiql.js';
+import { sendGraphiQL } from '../graphiql/page.js';
 import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
 import type { PersistedQueries } from './persisted.js';
 import type { OperationPipeline, PreparedOperation } from './pipeline.js';
@@ -166,7 +166,7 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
 
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!isProduction && request.method === 'GET' && wantsHtml(request)) {
-      return reply.type('text/html; charset=utf-8').send(graphiqlHtml);
+      return sendGraphiQL(reply);
     }
     if (options.preHandler) {
       await options.preHandler(request, reply);
