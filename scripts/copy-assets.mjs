@@ -1,5 +1,7 @@
-// tsc copies no non-TypeScript files; the runtime reads the SDL next to its module.
-import { copyFileSync, mkdirSync } from 'node:fs';
+// tsc copies no non-TypeScript files; the runtime reads these next to their modules:
+// the SDL, and the GraphiQL page's own browser files (src/graphiql/assets.ts).
+import { copyFileSync, cpSync, mkdirSync } from 'node:fs';
 
 mkdirSync('dist/graphql', { recursive: true });
 copyFileSync('src/graphql/schema.graphql', 'dist/graphql/schema.graphql');
+cpSync('src/graphiql/client', 'dist/graphiql/client', { recursive: true });

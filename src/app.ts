@@ -7,6 +7,7 @@ import { serializeRequest } from './auth/log.js';
 import type { AuthService } from './auth/service.js';
 import { seedDemoData } from './domain/seed.js';
 import { createServices, type Services } from './domain/services.js';
+import { graphiqlAssetsPlugin } from './graphiql/plugin.js';
 import { ResponseCache } from './graphql/cache/response-cache.js';
 import { graphqlHttpRoutes } from './graphql/http/route.js';
 import { PersistedQueries, loadManifest } from './graphql/operation/persisted.js';
@@ -72,6 +73,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
   await app.register(healthRoutes, backends);
   const auth = await setupAuth(app, { config, backends, services });
+  if (!config.isProduction) await app.register(graphiqlAssetsPlugin);
   await app.register(graphqlHttpRoutes, {
     preparer,
     services,

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Identity } from '../../auth/caller.js';
+import { sendGraphiQL } from '../../graphiql/page.js';
 import type { Services } from '../../domain/services.js';
 import { clientKey, createLimiter, TOO_MANY_REQUESTS } from '../../rate-limit/limiter.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import { RequestError, formatError, requestError, withCode, type FormatOptions } from '../operation/errors.js';
 import { execute, type RequestPreparer } from '../operation/request.js';
-import { graphiqlHtml } from './graphiql.js';
 import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
 import { readParams, wantsHtml } from './params.js';
 
@@ -52,7 +52,7 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
 
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!isProduction && request.method === 'GET' && wantsHtml(request)) {
-      return reply.type('text/html; charset=utf-8').send(graphiqlHtml);
+      return sendGraphiQL(reply);
     }
     const decision = await limit(request, reply);
     if (!decision.allowed) {
