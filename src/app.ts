@@ -10,7 +10,7 @@ import type { AuthService } from './auth/service.js';
 import { createServices, type Services } from './domain/services.js';
 import { CacheProbe } from './graphql/cache-probe.js';
 import { cachedQueryAnswer } from './graphql/front-answer.js';
-import { graphqlHttpPlugin } from './graphql/http.js';
+import { graphqlHttpPlugin, methodNotAllowed } from './graphql/http.js';
 import { PersistedQueries, loadManifest } from './graphql/persisted.js';
 import { OperationPipeline } from './graphql/pipeline.js';
 import { ResponseCache } from './graphql/response-cache.js';
@@ -18,7 +18,9 @@ import { createSubscriptionResolvers } from './graphql/resolvers/subscription.js
 import { buildSchema } from './graphql/schema.js';
 import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws.js';
 import { healthRoutes } from './health.js';
+import { corsPlugin } from './http/cors.js';
 import { FrontDoor } from './http/front-door.js';
+import { setNotFound } from './http/not-found.js';
 
 export interface Inkwell {
   app: FastifyInstance;
@@ -73,6 +75,9 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   });
 
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
+  // First at the root: preflights are answered before rate limits and authentication.
+  await app.register(corsPlugin, config.cors);
+  setNotFound(app, { '/graphql': methodNotAllowed });
   await app.register(healthRoutes, backends);
   const auth = await setupAuth(app, { config, backends, services });
   await app.register(graphqlHttpPlugin, {
@@ -91,6 +96,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     isProduction: config.isProduction,
     log: app.log,
     publicUrl: config.publicUrl,
+    cors: config.cors,
     trustProxy: config.trustProxy,
     authenticateToken: async (token) => (await auth.auth.callers.fromToken(token)).caller,
     // Queries and mutations over the socket count on the /graphql limiter's own key and counters.

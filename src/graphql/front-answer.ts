@@ -85,6 +85,8 @@ export function cachedQueryAnswer(options: FrontAnswerOptions): FrontAnswer {
   const answer = (request: FrontRequest): ReturnType<FrontAnswer['answer']> => {
     const { method, headers } = request;
     if (headers.authorization !== undefined || headers.cookie?.includes(AUTH_COOKIE)) return undefined;
+    // A browser page's request: CORS headers are the route's (src/http/cors.ts).
+    if (headers.origin !== undefined) return undefined;
     // The GraphiQL page is not rate limited on the route either.
     if (!isProduction && method === 'GET' && wantsHtml(request)) return undefined;
 

@@ -199,15 +199,25 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
     method: ['GET', 'POST'],
     url: '/graphql',
     bodyLimit: MAX_BODY_BYTES,
+    // HEAD too is a wrong method here: it would run the operation to drop its result.
+    exposeHeadRoute: false,
     // A body the front door read before declining the request (src/http/front-door.ts).
     preParsing: async (request, _reply, payload) => replayedBody(request.raw) ?? payload,
     handler: serve,
   });
+  // Every other method Fastify routes (a CORS preflight is answered before routing, in
+  // src/http/cors.ts; methods Fastify does not route reach src/http/not-found.ts), before any body is read.
   app.route({
-    method: ['PUT', 'PATCH', 'DELETE'],
+    method: app.supportedMethods.filter((method) => method !== 'GET' && method !== 'POST'),
     url: '/graphql',
-    handler: (request, reply) => sendError(reply, request, 405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED', { allow: 'GET, POST' }),
+    onRequest: async (request, reply) => methodNotAllowed(request, reply),
+    handler: methodNotAllowed,
   });
+}
+
+/** 405 with `Allow: GET, POST`: the answer to any other method on /graphql. */
+export function methodNotAllowed(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(reply, request, 405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED', { allow: 'GET, POST' });
 }
 
 function codeForStatus(status: number): string {

@@ -17,6 +17,7 @@ import { RequestError, formatError, withCode, type FormatOptions } from './error
 import type { PersistedQueries } from './persisted.js';
 import type { OperationPipeline, PreparedOperation } from './pipeline.js';
 import { cookieToken, clientIp, tokenFromParams } from './ws-auth.js';
+import type { CorsPolicy } from '../http/cors.js';
 import { FanoutHub, type SubscriptionRequest } from './ws-fanout.js';
 import { ERROR_CODES, WS_CLOSE, WS_LIMITS, WS_PATH } from './ws-protocol.js';
 
@@ -47,6 +48,8 @@ export interface GraphqlWsOptions {
   log: WsLogger;
   /** `PUBLIC_URL`: pages of this origin (or the request's own host) may authenticate by cookie. */
   publicUrl: string;
+  /** The CORS allow-list: its pages may authenticate by cookie too (src/http/cors.ts). */
+  cors: CorsPolicy;
   /** Take the client address from X-Forwarded-For (as Fastify's `trustProxy`). */
   trustProxy: boolean;
   /**
@@ -230,7 +233,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     const connection: Connection = {
       socket,
       ip: clientIp(request, options.trustProxy),
-      cookieToken: cookieToken(request, options.publicUrl),
+      cookieToken: cookieToken(request, options.publicUrl, options.cors),
       token: undefined,
       subscriptions: new Set(),
       alive: true,
