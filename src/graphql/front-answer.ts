@@ -73,6 +73,8 @@ export function cachedQueryAnswer(options: FrontAnswerOptions): FrontAnswer {
     }
     // `limitHeaders` (rate-limit.ts) spelled out as one literal: a fixed object shape on the hot path.
     const headers = {
+      // As the route's: its answer differs by Origin (src/http/cors.ts), and requests with one go there.
+      vary: 'Origin',
       'x-ratelimit-limit': decision.limit,
       'x-ratelimit-remaining': decision.remaining,
       'x-ratelimit-reset': decision.retryAfterSeconds,
