@@ -76,9 +76,9 @@ async function cors(app: FastifyInstance, policy: CorsPolicy): Promise<void> {
   });
   // A preflight the plugin did not answer comes from another origin: refused outright, so
   // the refusal is plain in logs and to a developer's tools, not a 204 that looks like success.
-  app.addHook('onRequest', async (request, reply) => {
-    if (!isPreflight(request) || !inScope(request.url)) return;
-    refusePreflight(request, reply);
+  app.addHook('onRequest', (request, reply, done) => {
+    if (isPreflight(request) && inScope(request.url)) refusePreflight(request, reply);
+    else done();
   });
 }
 

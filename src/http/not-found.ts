@@ -19,8 +19,9 @@ export function setNotFound(app: FastifyInstance, methodNotAllowed: Readonly<Rec
     return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify({ error: 'Not found' }));
   };
   // Unrouted requests, at their first hook; the handler serves `reply.callNotFound()`.
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404) return answer(request, reply);
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.is404) answer(request, reply);
+    else done();
   });
   app.setNotFoundHandler(answer);
 }
