@@ -205,8 +205,9 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
     preParsing: async (request, _reply, payload) => replayedBody(request.raw) ?? payload,
     handler: serve,
   });
-  // Every other method Fastify routes (a CORS preflight is answered before routing, in
-  // src/http/cors.ts; methods Fastify does not route reach src/http/not-found.ts), before any body is read.
+  // Every other method Fastify routes, answered before any body is read. A CORS preflight
+  // is answered earlier, by src/http/cors.ts's root hook; a method Fastify does not route
+  // at all reaches src/http/not-found.ts, which answers with this same 405.
   app.route({
     method: app.supportedMethods.filter((method) => method !== 'GET' && method !== 'POST'),
     url: '/graphql',
