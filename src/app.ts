@@ -9,7 +9,7 @@ import { seedDemoData } from './domain/seed.js';
 import { createServices, type Services } from './domain/services.js';
 import { graphiqlAssetsPlugin } from './graphiql/plugin.js';
 import { ResponseCache } from './graphql/cache/response-cache.js';
-import { graphqlHttpRoutes } from './graphql/http/route.js';
+import { graphqlHttpRoutes, methodNotAllowed } from './graphql/http/route.js';
 import { PersistedQueries, loadManifest } from './graphql/operation/persisted.js';
 import { OperationPipeline } from './graphql/operation/pipeline.js';
 import { RequestPreparer } from './graphql/operation/request.js';
@@ -17,6 +17,8 @@ import { createSubscriptionResolvers } from './graphql/resolvers/subscription.js
 import { buildSchema } from './graphql/schema.js';
 import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws/server.js';
 import { healthRoutes } from './health.js';
+import { corsPlugin } from './http/cors.js';
+import { setNotFound } from './http/not-found.js';
 import { clientKey, limiterKey } from './rate-limit/limiter.js';
 
 export interface Inkwell {
@@ -71,6 +73,9 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   });
 
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
+  // First at the root: preflights are answered before rate limits and authentication.
+  await app.register(corsPlugin, config.cors);
+  setNotFound(app, { '/graphql': methodNotAllowed });
   await app.register(healthRoutes, backends);
   const auth = await setupAuth(app, { config, backends, services });
   if (!config.isProduction) await app.register(graphiqlAssetsPlugin);
@@ -91,6 +96,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     isProduction: config.isProduction,
     log: app.log,
     publicUrl: config.publicUrl,
+    cors: config.cors,
     trustProxy: config.trustProxy,
     identify: (credential) => auth.auth.callers.fromCredential(credential),
     // Queries and mutations over the socket count on the /graphql limiter's own key and counters.

@@ -40,7 +40,36 @@ const baseSchema = z.object({
   RESPONSE_CACHE_MB: intFrom(0, 4096).default(32),
   SEED_DEMO_DATA: z.enum(['auto', 'never']).default('auto'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  CORS_ORIGINS: z.string().default('').transform(parseOrigins),
 });
+
+/**
+ * `CORS_ORIGINS`: comma-separated exact origins (`scheme://host[:port]`), written as
+ * browsers send them in `Origin` (lower case, no default port, no path). Credentials go
+ * with every allowed origin, so a wildcard or `null` (sandboxed pages, files) is refused.
+ */
+function parseOrigins(value: string, ctx: z.RefinementCtx): string[] {
+  const origins: string[] = [];
+  for (const entry of value.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const problem = originProblem(entry);
+    if (problem) ctx.addIssue({ code: 'custom', message: `"${entry}" ${problem}` });
+    else origins.push(entry);
+  }
+  return origins;
+}
+
+function originProblem(entry: string): string | undefined {
+  if (entry === '*' || entry === 'null') return 'is not allowed: list exact origins (credentials are sent)';
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    return 'is not an origin (scheme://host[:port])';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https origin';
+  if (url.origin !== entry) return `is not an origin as browsers send it (did you mean "${url.origin}"?)`;
+  return undefined;
+}
 
 export interface OAuthProviderConfig {
   /** Lower-cased `<ID>` of `OAUTH_<ID>_*`. */
@@ -78,6 +107,8 @@ export interface Config {
   seedDemoData: boolean;
   logLevel: string;
   oauthProviders: OAuthProviderConfig[];
+  /** Browser origins allowed to call /graphql and /api/* with credentials (src/http/cors.ts). */
+  cors: { origins: string[]; allowLoopback: boolean };
 }
 
 export class ConfigError extends Error {
@@ -142,6 +173,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedDemoData: e.SEED_DEMO_DATA === 'auto' && !isProduction,
     logLevel: e.LOG_LEVEL,
     oauthProviders,
+    // Outside production, a local front-end on any port of localhost or 127.0.0.1 too.
+    cors: { origins: e.CORS_ORIGINS, allowLoopback: !isProduction },
   };
 }
 

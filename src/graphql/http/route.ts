@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Identity } from '../../auth/caller.js';
+import type { WireCode } from '../../errors.js';
 import { sendGraphiQL } from '../../graphiql/page.js';
 import type { Services } from '../../domain/services.js';
 import { clientKey, createLimiter, TOO_MANY_REQUESTS } from '../../rate-limit/limiter.js';
@@ -109,12 +110,23 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
     return sendRefusal(request, reply, requestError('Internal server error', 'INTERNAL_ERROR', 500));
   });
 
-  app.route({ method: ['GET', 'POST'], url: '/graphql', bodyLimit: MAX_BODY_BYTES, handler: serve });
+  // HEAD is a wrong method here too: it would run the operation to drop its result.
+  app.route({ method: ['GET', 'POST'], url: '/graphql', bodyLimit: MAX_BODY_BYTES, exposeHeadRoute: false, handler: serve });
+  // Every other method Fastify routes, answered before any body is read. A CORS preflight
+  // is answered earlier (src/http/cors.ts); a method Fastify does not route at all
+  // reaches src/http/not-found.ts, which answers with this same 405.
   app.route({
-    method: ['PUT', 'PATCH', 'DELETE'],
+    method: app.supportedMethods.filter((method) => method !== 'GET' && method !== 'POST'),
     url: '/graphql',
-    handler: (request, reply) => sendRefusal(request, reply, requestError('Method Not Allowed', 'METHOD_NOT_ALLOWED', 405, { allow: 'GET, POST' })),
+    onRequest: async (request, reply) => methodNotAllowed(request, reply),
+    handler: methodNotAllowed,
   });
+}
+
+/** 405 with `Allow: GET, POST`: the answer to any other method on /graphql. */
+export function methodNotAllowed(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const body = JSON.stringify({ errors: [{ message: 'Method Not Allowed', extensions: { code: 'METHOD_NOT_ALLOWED' satisfies WireCode } }] });
+  return reply.code(405).header('allow', 'GET, POST').type(responseType(request)).send(body);
 }
 
 function responseType(request: FastifyRequest): string {

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { cookieFromHeader, credentialFrom, type Credential } from '../../auth/caller.js';
 import { AUTH_COOKIE } from '../../auth/cookies.js';
+import { isAllowedOrigin, type CorsPolicy } from '../../http/cors.js';
 
 /**
  * Where a WebSocket's credential comes from (docs/subscriptions.md): the
@@ -24,15 +25,15 @@ export function credentialFromParams(params: Readonly<Record<string, unknown>> |
 /**
  * The `auth-token` cookie, when the upgrade may use it. Browsers send cookies on a
  * cross-origin WebSocket handshake and no CORS check applies, so (the WebSocket form of
- * the CSRF rule in docs/browser-apps.md) a cookie counts only when the page's Origin is PUBLIC_URL's
- * origin or the server's own host; clients without an Origin (not browsers) may use it.
- * A page of another origin can still authenticate through `connection_init`.
+ * the CSRF rule in docs/browser-apps.md) a cookie counts only when the page's Origin is
+ * PUBLIC_URL's origin, the server's own host, or on the CORS allow-list; clients without
+ * an Origin (not browsers) may use it. Other pages can authenticate in `connection_init`.
  */
-export function cookieToken(request: IncomingMessage, publicUrl: string): string | undefined {
+export function cookieToken(request: IncomingMessage, publicUrl: string, cors: CorsPolicy): string | undefined {
   const header = request.headers.cookie;
   if (!header) return undefined;
   const origin = request.headers.origin;
-  if (origin !== undefined && !isOwnOrigin(origin, request.headers.host, publicUrl)) return undefined;
+  if (origin !== undefined && !isOwnOrigin(origin, request.headers.host, publicUrl) && !isAllowedOrigin(origin, cors)) return undefined;
   return cookieFromHeader(header, AUTH_COOKIE);
 }
 

@@ -17,6 +17,7 @@ import type { ResponseCache } from '../cache/response-cache.js';
 import { RequestError, formatError, requestError, withCode, type FormatOptions } from '../operation/errors.js';
 import type { OperationPipeline, PreparedOperation } from '../operation/pipeline.js';
 import { execute, type PreparedRequest, type RequestPreparer } from '../operation/request.js';
+import type { CorsPolicy } from '../../http/cors.js';
 import { cookieToken, clientIp, credentialFromParams } from './auth.js';
 import { FanoutHub, type SubscriptionRequest } from './fanout.js';
 import { WS_CLOSE, WS_LIMITS, WS_PATH } from './protocol.js';
@@ -49,6 +50,8 @@ export interface GraphqlWsOptions {
   log: WsLogger;
   /** `PUBLIC_URL`: pages of this origin (or the request's own host) may authenticate by cookie. */
   publicUrl: string;
+  /** The CORS allow-list: its pages may authenticate by cookie too (src/http/cors.ts). */
+  cors: CorsPolicy;
   /** Take the client address from X-Forwarded-For (as Fastify's `trustProxy`). */
   trustProxy: boolean;
   /**
@@ -247,7 +250,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     const connection: Connection = {
       socket,
       ip: clientIp(request, options.trustProxy),
-      cookieToken: cookieToken(request, options.publicUrl),
+      cookieToken: cookieToken(request, options.publicUrl, options.cors),
       credential: undefined,
       subscriptions: new Set(),
       alive: true,

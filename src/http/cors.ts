@@ -1,0 +1,92 @@
+import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
+
+/**
+ * CORS for browser apps on other origins (README, "Browser apps"): the
+ * origins of `CORS_ORIGINS` (and loopback outside production) may call `/graphql` and
+ * `/api/*` with credentials; every other origin gets no CORS headers, and its preflight
+ * a 403. The pages, health and metrics are same-origin only. `isAllowedOrigin` is the
+ * one allow-list check, shared with the WebSocket upgrade (src/graphql/ws-auth.ts).
+ */
+
+export type CorsPolicy = Config['cors'];
+
+/** `http://localhost` and `http://127.0.0.1`, on any port, as browsers serialise them. */
+const LOOPBACK = /^http:\/\/(?:localhost|127\.0\.0\.1)(?::\d{1,5})?$/;
+
+/** The `Origin` of a page that may call the API with credentials. */
+export function isAllowedOrigin(origin: string | undefined, policy: CorsPolicy): boolean {
+  if (origin === undefined) return false;
+  return policy.origins.includes(origin) || (policy.allowLoopback && LOOPBACK.test(origin));
+}
+
+/**
+ * Request headers browser clients send: JSON bodies, Bearer tokens, the account area's
+ * CSRF header, Apollo Client's client awareness and CSRF-prevention headers (urql and
+ * Apollo send nothing else of note; graphql-ws is a WebSocket, never preflighted), and
+ * W3C trace context from browser instrumentation.
+ */
+export const ALLOWED_HEADERS = [
+  'accept',
+  'authorization',
+  'content-type',
+  'x-csrf-token',
+  'apollographql-client-name',
+  'apollographql-client-version',
+  'x-apollo-operation-name',
+  'apollo-require-preflight',
+  'traceparent',
+  'tracestate',
+];
+
+/** Response headers a client reads beyond the CORS-safelisted ones: rate limits and 401s. */
+export const EXPOSED_HEADERS = ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'www-authenticate'];
+
+/** How long a browser may reuse a preflight: 2 hours, Chromium's ceiling. */
+export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
+
+const ALLOW: FastifyCorsOptions = {
+  origin: true, // reflect: the delegator below has already checked the allow-list
+  credentials: true,
+  methods: ['GET', 'POST'],
+  allowedHeaders: ALLOWED_HEADERS,
+  exposedHeaders: EXPOSED_HEADERS,
+  maxAge: PREFLIGHT_MAX_AGE_SECONDS,
+};
+const NONE: FastifyCorsOptions = { origin: false };
+
+/** The API a browser app may call; everything else is same-origin only. */
+function inScope(url: string): boolean {
+  return url.startsWith('/api/') || url === '/graphql' || url.startsWith('/graphql?');
+}
+
+const isPreflight = (request: FastifyRequest) =>
+  request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
+
+async function cors(app: FastifyInstance, policy: CorsPolicy): Promise<void> {
+  await app.register(fastifyCors, {
+    // Decided per request: only an allowed Origin on the API gets headers. An OPTIONS that
+    // is not a preflight goes on to its route (405 on /graphql), as does every other request.
+    delegator: (request, callback) => {
+      const allowed = inScope(request.url) && isAllowedOrigin(request.headers.origin, policy);
+      callback(null, allowed && (request.method !== 'OPTIONS' || isPreflight(request)) ? ALLOW : NONE);
+    },
+  });
+  // A preflight the plugin did not answer comes from another origin: refused outright, so
+  // the refusal is plain in logs and to a developer's tools, not a 204 that looks like success.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (isPreflight(request) && inScope(request.url)) refusePreflight(request, reply);
+    else done();
+  });
+}
+
+function refusePreflight(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const message = 'Origin not allowed';
+  const body = request.url.startsWith('/api/') ? { error: message } : { errors: [{ message, extensions: { code: 'FORBIDDEN' } }] };
+  return reply.code(403).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/** Registered at the root (fastify-plugin), before the routes' own hooks. */
+export const corsPlugin = fp(cors, { name: 'inkwell-cors' });
