@@ -6,7 +6,6 @@
 // pruned (README, "Running in production"). Usage: node scripts/run-built.mjs <entry> [args…]
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -33,15 +32,12 @@ if (canBuild()) {
 process.argv = [process.argv[0] ?? process.execPath, file, ...args];
 await import(pathToFileURL(file).href);
 
-/** A development checkout: the sources and the compiler are both here. */
+/**
+ * A development checkout: the sources and the compiler are both here. The project's own
+ * node_modules only: a TypeScript further up the tree is no sign of a checkout.
+ */
 function canBuild() {
-  if (!existsSync(join(root, 'src')) || !existsSync(join(root, 'tsconfig.build.json'))) return false;
-  try {
-    createRequire(join(root, 'package.json')).resolve('typescript');
-    return true;
-  } catch {
-    return false;
-  }
+  return ['src', 'tsconfig.build.json', 'node_modules/typescript/package.json'].every((path) => existsSync(join(root, path)));
 }
 
 function fail(message) {

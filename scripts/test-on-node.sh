@@ -6,7 +6,7 @@
 # Node comes from the npm registry's `node` package (its platform package holds bin/node
 # and the headers in include/node; nodejs.org need not be reachable). The project is
 # copied to .tmp/node-<major>/tree with node_modules hard-linked, except the native
-# addons, which are copied and rebuilt from source against that Node's headers
+# addons, which are copied and rebuilt from source against that major's headers
 # (node-gyp --nodedir; prebuilt binaries come from GitHub, which need not be reachable).
 set -euo pipefail
 
@@ -23,21 +23,46 @@ native=(better-sqlite3 bcrypt)
 
 log() { printf '[node %s] %s\n' "$major" "$*" >&2; }
 
-# 1. The runtime, installed once per major (npm install is a no-op when it is current).
-mkdir -p "$runtime"
-[ -f "$runtime/package.json" ] || echo '{"private": true}' > "$runtime/package.json"
-if [ ! -x "$runtime/node_modules/node/bin/node" ]; then
-  log "installing node@$major from the npm registry"
-  npm install --prefix "$runtime" --no-audit --no-fund --loglevel=error "node@$major" >&2
-fi
+# 1. The runtime, and the headers the addons compile against: the runtime's own, except
+#    on Node 24, whose node_object_wrap.h from 24.19 on makes better-sqlite3 12 abort
+#    when it garbage-collects a statement (nodejs/node#65446; docs/decisions.md, "Node
+#    versions"). The ABI is one per major, so 24.18.1's headers build for every 24.x.
+case "$major" in
+  24) headers_version="${INKWELL_NODE_HEADERS:-24.18.1}" ;;
+  *) headers_version="${INKWELL_NODE_HEADERS:-}" ;;
+esac
+
+# Installs node@<spec> from the npm registry into <dir>, once.
+install_node() {
+  local dir="$1" spec="$2"
+  mkdir -p "$dir"
+  [ -f "$dir/package.json" ] || echo '{"private": true}' > "$dir/package.json"
+  if [ ! -x "$dir/node_modules/node/bin/node" ]; then
+    log "installing node@$spec from the npm registry"
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "node@$spec" >&2
+  fi
+}
+# The platform package inside the node package: bin/node and include/node.
+node_home() {
+  local dir
+  for dir in "$1"/node_modules/node/node_modules/node-* "$1"/node_modules/node-*; do
+    if [ -f "$dir/include/node/node_version.h" ]; then echo "$dir"; return; fi
+  done
+  log "no headers (include/node) in the node package under $1"
+  exit 1
+}
+
+install_node "$runtime" "$major"
 node_bin="$runtime/node_modules/node/bin"
 version="$("$node_bin/node" -p process.versions.node)"
 [ "${version%%.*}" = "$major" ] || { log "expected Node $major, got $version"; exit 1; }
-nodedir=""
-for dir in "$runtime"/node_modules/node/node_modules/node-* "$runtime"/node_modules/node-*; do
-  if [ -f "$dir/include/node/node_version.h" ]; then nodedir="$dir"; break; fi
-done
-[ -n "$nodedir" ] || { log "no headers (include/node) in the node package"; exit 1; }
+if [ -n "$headers_version" ]; then
+  install_node "$work/headers-$headers_version" "$headers_version"
+  nodedir="$(node_home "$work/headers-$headers_version")"
+else
+  headers_version="$version"
+  nodedir="$(node_home "$runtime")"
+fi
 
 # 2. The sources, copied afresh on every run (what is in the working tree, not only commits).
 mkdir -p "$tree"
@@ -46,9 +71,9 @@ tar -C "$root" --exclude=./node_modules --exclude=./.tmp --exclude=./.git --excl
   --exclude=./data --exclude=./coverage -cf - . | tar -C "$tree" -xf -
 
 # 3. node_modules, rebuilt when the lockfile or the Node version changed.
-stamp="$version $(sha256sum "$root/package-lock.json" | cut -d' ' -f1)"
+stamp="$version $headers_version $(sha256sum "$root/package-lock.json" | cut -d' ' -f1)"
 if [ "$(cat "$work/stamp" 2>/dev/null)" != "$stamp" ] || [ ! -d "$tree/node_modules" ]; then
-  log "linking node_modules and building ${native[*]} for Node $version"
+  log "linking node_modules and building ${native[*]} for Node $version (headers of $headers_version)"
   rm -rf "$tree/node_modules" "$work/stamp"
   cp -al "$root/node_modules" "$tree/node_modules"
   # Files that npm or vitest rewrite must not be shared with the checkout's tree.
