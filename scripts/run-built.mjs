@@ -1,7 +1,7 @@
 // Runs a compiled entry point of dist/ — `npm start`, `npm run user:role` — so that the
 // operator commands work on a production install (`npm ci --omit=dev`: no TypeScript, no
 // tsx). In a development checkout, where TypeScript is installed, it builds first
-// (incrementally, a second or two when nothing changed), so dist/ is never stale; on a
+// (incrementally, a few seconds when nothing changed), so dist/ is never stale; on a
 // production install it runs the dist/ that was built before the dev dependencies were
 // pruned (README, "Running in production"). Usage: node scripts/run-built.mjs <entry> [args…]
 import { spawnSync } from 'node:child_process';
