@@ -18,9 +18,13 @@ interface Run {
   stderr: string;
 }
 
+/**
+ * The command's logic, run from source on each backend. That `npm run user:role` runs the
+ * compiled file on a production install is test/ops/production-install.test.ts.
+ */
 function run(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', 'scripts/user-role.ts', ...args], {
+    const child = spawn('npx', ['tsx', 'src/cli/user-role.ts', ...args], {
       env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: env.databaseUrl, ...extraEnv },
     });
     let stdout = '';

@@ -1,17 +1,18 @@
 /**
  * Operator task: `npm run user:role -- <email> <role>` sets the role of an existing
- * account in the configured database (the way to make the first admin).
+ * account in the configured database (the way to make the first admin). Compiled into
+ * dist/cli/ and started by scripts/run-built.mjs, so it runs on a production install.
  *
  * Exit codes: 0 done; 1 a usage problem (missing argument, unknown email, invalid
  * role, database failure); 2 invalid configuration. Messages are one line, no stack.
  */
-import { ConfigError, loadConfig } from '../src/config.js';
-import { createBackends, type Backends } from '../src/backends.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { ROLES } from '../src/domain/caller.js';
-import { UserService } from '../src/domain/users.js';
-import { checkRole } from '../src/domain/validate.js';
-import { BadUserInputError, NotFoundError } from '../src/errors.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { createBackends, type Backends } from '../backends.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { ROLES } from '../domain/caller.js';
+import { UserService } from '../domain/users.js';
+import { checkRole } from '../domain/validate.js';
+import { BadUserInputError, NotFoundError } from '../errors.js';
 
 const USAGE = `Usage: npm run user:role -- <email> <role>   (role: ${ROLES.join(', ')})`;
 
