@@ -101,6 +101,13 @@ export async function mirrorSessions(from, to) {
   });
 }
 
+/** Ends a session in each database, as sign-out does. */
+export async function revokeSession(targets, sessionId) {
+  for (const target of targets) {
+    await withDb(target, (sql) => sql('update sessions set revoked_at = ? where id = ?', [new Date().toISOString(), sessionId]));
+  }
+}
+
 /** Signs every account in through Inkwell (a few at a time); resolves with their access tokens. */
 export async function signIn(baseUrl, accounts, parallel = 4) {
   const tokens = [];

@@ -82,7 +82,8 @@ export async function runMixed(ctx = {}) {
       try {
         if (!checked) {
           for (const b of backends) {
-            const n = await checkParity({ inkwell: b.inkwell, reference: b.reference, data: b.data, accounts: b.accounts, tokens: await b.tokens(b.inkwell) });
+            const tokens = await b.tokens(b.inkwell);
+            const n = await checkParity({ inkwell: b.inkwell, reference: b.reference, data: b.data, accounts: b.accounts, tokens, targets: b.targets });
             log(`${b.name}: the reference answers like Inkwell (${n} requests compared)`);
           }
           checked = true;
@@ -117,6 +118,7 @@ async function prepareSqlite(cleanups) {
     dbFile: db.dbFile,
     env: {},
     referenceUrl: `file:${referenceFile}`,
+    targets: { inkwell: target, reference: referenceTarget },
     data: dataOf(db, draftIds),
     accounts,
     tokens: tokenKeeper({ accounts, target, referenceTarget }),
@@ -136,14 +138,16 @@ async function preparePostgres(cleanups) {
   const { accounts, draftIds } = await prepareAccounts(target, { count: ACCOUNTS });
   await query(postgres.url, 'create database inkwell_mixed_ref template inkwell_mixed');
   const referenceUrl = url.replace(/\/inkwell_mixed$/, '/inkwell_mixed_ref');
+  const referenceTarget = { kind: 'postgres', url: referenceUrl };
   return {
     name: 'postgres',
     label: 'PostgreSQL + Redis',
     env,
     referenceUrl,
+    targets: { inkwell: target, reference: referenceTarget },
     data: dataOf(seeded, draftIds),
     accounts,
-    tokens: tokenKeeper({ accounts, target, referenceTarget: { kind: 'postgres', url: referenceUrl } }),
+    tokens: tokenKeeper({ accounts, target, referenceTarget }),
   };
 }
 

@@ -6,7 +6,7 @@ import { BENCH_AUTH_SECRET, ROOT, freePort, waitUntilReady } from '../lib/servic
 const SERVER = fileURLToPath(new URL('./server.mjs', import.meta.url));
 
 /** databaseUrl: `file:…` or `postgres://…`; issuer: the PUBLIC_URL Inkwell signs its tokens with. */
-export async function startReference({ databaseUrl, issuer, env = {}, readyTimeoutMs = 30_000 }) {
+export async function startReference({ databaseUrl, issuer, env = {}, nodeArgs = [], readyTimeoutMs = 30_000 }) {
   const port = await freePort();
   const child = forkTracked(SERVER, [], {
     cwd: ROOT,
@@ -21,6 +21,7 @@ export async function startReference({ databaseUrl, issuer, env = {}, readyTimeo
       PUBLIC_URL: issuer,
       ...env,
     },
+    execArgv: nodeArgs,
   });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(child, `${url}/healthz`, readyTimeoutMs);
