@@ -20,7 +20,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { installCleanup } from '../lib/children.mjs';
-import { waitForQuiet } from '../lib/cpu.mjs';
+import { cpuMsOf, waitForQuiet } from '../lib/cpu.mjs';
 import { LOAD_DEFAULTS, runLoad } from '../lib/load.mjs';
 import { ROUNDS } from '../lib/scenario.mjs';
 import { createBenchDatabase } from '../lib/seed.mjs';
@@ -168,8 +168,10 @@ async function measureMix({ backends, cache, writes, load }) {
       log(`${name} — ${b.label}: round ${round + 1}/${ROUNDS}, reference then Inkwell`);
       await waitForQuiet(quiet(name));
       const reference = await runTraffic({ ...traffic, tokens, url: b.reference.graphqlUrl, serverPid: b.reference.child.pid });
+      await waitForIdle(b.reference.child.pid);
       await waitForQuiet(quiet(name));
       const inkwell = await runTraffic({ ...traffic, tokens, url: b.inkwell.graphqlUrl, serverPid: b.inkwell.child.pid });
+      await waitForIdle(b.inkwell.child.pid);
       log(`${name} — ${b.label}: Inkwell ${Math.round(inkwell.rps)} req/s, reference ${Math.round(reference.rps)} req/s`);
       results[b.name] = { service: inkwell, ceiling: reference, ratio: inkwell.rps / reference.rps };
     }
@@ -202,8 +204,10 @@ async function measureNested({ b, load }) {
     log(`${name}: round ${round + 1}/${ROUNDS}, reference then Inkwell`);
     await waitForQuiet(quiet(name));
     const reference = await runLoad({ ...load, url: b.reference.graphqlUrl, body, expectBody: await expect(b.reference.graphqlUrl), serverPid: b.reference.child.pid });
+    await waitForIdle(b.reference.child.pid);
     await waitForQuiet(quiet(name));
     const inkwell = await runLoad({ ...load, url: b.inkwell.graphqlUrl, body, expectBody: await expect(b.inkwell.graphqlUrl), serverPid: b.inkwell.child.pid });
+    await waitForIdle(b.inkwell.child.pid);
     log(`${name}: Inkwell ${Math.round(inkwell.rps)} req/s, reference ${Math.round(reference.rps)} req/s`);
     rounds.push({ service: inkwell, ceiling: reference, ratio: inkwell.rps / reference.rps });
   }
@@ -250,6 +254,23 @@ function problemsOf(who, r) {
     if (x.mismatches) out.push(`${who} ${phase}${x.mismatches} wrong bodies`);
   }
   return out;
+}
+
+/**
+ * When the load generator stops, up to 50 requests it gave up on are still being
+ * worked on (a nested query under load: seconds). Wait until the server's own CPU use
+ * stops (at most one 10 ms clock tick in 250 ms; 20 s at most), so that work neither overlaps the next
+ * run nor meets a shutdown.
+ */
+async function waitForIdle(pid, maxMs = 20_000) {
+  const deadline = Date.now() + maxMs;
+  let before = cpuMsOf(pid);
+  while (before !== undefined && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = cpuMsOf(pid);
+    if (now === undefined || now - before <= 10) return;
+    before = now;
+  }
 }
 
 const quiet = (name) => ({ log: (m) => log(`${name}: ${m}`) });

@@ -35,12 +35,13 @@ async function main() {
   const store = openStore(databaseUrl, { poolSize: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
   const callerOf = createAuth({ secret: required('AUTH_SECRET'), issuer: required('PUBLIC_URL'), store });
 
-  const app = Fastify({ logger: process.env.LOG_LEVEL === 'debug' });
+  const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } });
   app.get('/healthz', async () => ({ status: 'ok' }));
   await app.register(mercurius, {
     schema: loadSchema(),
     resolvers,
     jit: 1,
+    queryDepth: 7, // Inkwell's default QUERY_MAX_DEPTH
     graphiql: false,
     context: async (request) => {
       const caller = await callerOf(request.headers.authorization);
