@@ -78,8 +78,8 @@ export async function runMixed(ctx = {}) {
     let checked = false;
     for (const cache of groups) {
       const env = { ...ctx.env, PUBLIC_URL: ISSUER, ...(cache === 'off' ? { RESPONSE_CACHE_MB: '0' } : {}) };
-      for (const b of backends) b.inkwell = await startService({ dbFile: b.dbFile ?? 'unused', env: { ...env, ...b.env } });
       try {
+        for (const b of backends) b.inkwell = await startService({ dbFile: b.dbFile ?? 'unused', env: { ...env, ...b.env } });
         if (!checked) {
           for (const b of backends) {
             const tokens = await b.tokens(b.inkwell);
