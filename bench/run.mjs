@@ -1,7 +1,7 @@
 /**
  * `npm run bench` (after `npm run build`): Inkwell against a raw node:http ceiling.
  *
- *   node bench/run.mjs [Q0 Q1 Q2 Q3 ...] [--no-optional] [--env=NAME=VALUE ...]
+ *   node bench/run.mjs [Q0 Q1 Q2 Q3 mixed nested ...] [--no-optional] [--env=NAME=VALUE ...]
  *   BENCH_DURATION=10 BENCH_WARMUP=3 BENCH_CONNECTIONS=50 (defaults)
  *
  * Prints a markdown table and writes it to bench/results/latest.md. Exits non-zero only
@@ -17,13 +17,14 @@ import { measureScenario, ROUNDS } from './lib/scenario.mjs';
 import { coreScenarios } from './lib/scenarios.mjs';
 import { createBenchDatabase } from './lib/seed.mjs';
 import { MAIN, startService } from './lib/service.mjs';
-import { formatTable } from './lib/table.mjs';
+import { formatTables } from './lib/table.mjs';
 
 /** [file under bench/, exported function]; each gets `ctx` and returns a row or rows. */
 const OPTIONAL = [
   ['login/run.mjs', 'runLoginLoad'],
   ['fanout/run.mjs', 'runFanout'],
   ['postgres/run.mjs', 'runPostgres'],
+  ['mixed/run.mjs', 'runMixed'],
 ];
 
 const SHAPE = { users: 100, postsPerUser: 10 };
@@ -91,9 +92,9 @@ function formatReport(rows) {
     `Node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}; SQLite, ${SHAPE.users} users × ${SHAPE.postsPerUser} posts; ` +
       `autocannon ${connections} connections, pipelining ${pipelining}, ${warmup} s warm-up + ${duration} s measured, ` +
       'each from its own process. Ceiling: raw node:http answering the same bytes. Latencies in ms; req/s is the per-second average. ' +
-      `Ratio rows: ${ROUNDS} rounds of ceiling-then-service; the row shows the round with the median ratio.`,
+      `Ratio rows: ${ROUNDS} rounds of ceiling-then-service (reference-then-Inkwell in the reference tables); the row shows the round with the median ratio.`,
     '',
-    formatTable(rows),
+    formatTables(rows),
   ].join('\n');
 }
 

@@ -19,10 +19,11 @@ export const LOAD_DEFAULTS = {
  * generatorCpu, serverCpu?, serverCpuUsPerReq?, warmup }.
  * `expectBody` (a string) is checked on every warm-up response (counted in warmup.mismatches).
  * `serverPid`: the server's CPU over the measured run is reported (share of one core, and µs per request).
+ * `script`: another generator speaking the same IPC protocol (e.g. bench/mixed/traffic-worker.mjs).
  */
-export async function runLoad({ url, body, headers = REQUEST_HEADERS, method = 'POST', expectBody, serverPid, ...rest }) {
+export async function runLoad({ url, body, headers = REQUEST_HEADERS, method = 'POST', expectBody, serverPid, script = SCRIPT, ...rest }) {
   const opts = { ...LOAD_DEFAULTS, ...rest, url, body, headers, method, expectBody };
-  const child = forkTracked(SCRIPT);
+  const child = forkTracked(script);
   try {
     let cpuAtStart;
     let busyAtStart;

@@ -18,6 +18,9 @@ export function freePort(host = '127.0.0.1') {
   });
 }
 
+/** AUTH_SECRET of every bench service (the reference verifies Inkwell's access tokens with it). */
+export const BENCH_AUTH_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
+
 /** The environment of a bench run: production, quiet logs, limits that do not interfere. */
 export function serviceEnv({ dbFile, port, env = {} }) {
   return {
@@ -26,7 +29,7 @@ export function serviceEnv({ dbFile, port, env = {} }) {
     HOST: '127.0.0.1',
     PORT: String(port),
     DATABASE_URL: `file:${dbFile}`,
-    AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-0123456789',
+    AUTH_SECRET: BENCH_AUTH_SECRET,
     LOG_LEVEL: 'warn',
     SEED_DEMO_DATA: 'never',
     QUERY_MAX_COMPLEXITY: '5000',
@@ -60,7 +63,8 @@ export async function startService({ dbFile, env = {}, nodeArgs = [], readyTimeo
   };
 }
 
-async function waitUntilReady(child, healthUrl, timeoutMs) {
+/** Resolves once `healthUrl` answers 200; rejects when the child exits first or after `timeoutMs`. */
+export async function waitUntilReady(child, healthUrl, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {

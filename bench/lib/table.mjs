@@ -1,8 +1,10 @@
 /**
- * Result rows and the markdown table. A row:
+ * Result rows and the markdown tables. A row:
  *   { scenario, service: { rps, p50, p99 }, ceiling: { rps, p50, p99 } | null,
- *     ratio?, target?, pass?, notes? }
- * ratio defaults to service.rps / ceiling.rps, pass to ratio >= target.
+ *     ratio?, target?, pass?, p99Max?, table?, notes? }
+ * ratio defaults to service.rps / ceiling.rps, pass to ratio >= target. `p99Max` (ms)
+ * adds a pass/fail cell for the service's p99. `table` names the table a row belongs
+ * in (TABLES below): what the two sides are; the default is service against ceiling.
  */
 
 const int = (n) => (n === undefined || n === null || Number.isNaN(n) ? '–' : Math.round(n).toLocaleString('en-US'));
@@ -15,10 +17,37 @@ export function completeRow(row) {
   return { ...row, ratio, pass };
 }
 
-export function formatTable(rows) {
+/** The tables rows can go to: their title and what the two sides (service, ceiling) are. */
+export const TABLES = {
+  ceiling: { title: undefined, measured: 'service', baseline: 'ceiling' },
+  reference: {
+    title: 'Inkwell against the plain reference (bench/reference/: Fastify + Mercurius, DataLoaders, no cache); ratio = Inkwell ÷ reference',
+    measured: 'Inkwell',
+    baseline: 'reference',
+  },
+  backends: {
+    title: 'Inkwell on PostgreSQL + Redis against Inkwell on SQLite, same rounds; ratio = PostgreSQL ÷ SQLite',
+    measured: 'PostgreSQL',
+    baseline: 'SQLite',
+  },
+};
+
+/** One table per `row.table`, in the order of TABLES. */
+export function formatTables(rows) {
+  const parts = [];
+  for (const [name, labels] of Object.entries(TABLES)) {
+    const mine = rows.filter((r) => (r.table ?? 'ceiling') === name);
+    if (mine.length === 0) continue;
+    parts.push([labels.title && `### ${labels.title}\n`, formatTable(mine, labels)].filter(Boolean).join('\n'));
+  }
+  return parts.join('\n\n');
+}
+
+export function formatTable(rows, { measured = 'service', baseline = 'ceiling' } = {}) {
+  const p99Max = rows.find((r) => r.p99Max !== undefined)?.p99Max;
   const header = [
-    'scenario', 'service req/s', 'p50 ms', 'p99 ms', 'ceiling req/s', 'ceiling p50 ms', 'ceiling p99 ms',
-    'ratio', 'target', 'pass/fail', 'notes',
+    'scenario', `${measured} req/s`, 'p50 ms', 'p99 ms', `${baseline} req/s`, `${baseline} p50 ms`, `${baseline} p99 ms`,
+    'ratio', 'target', 'pass/fail', ...(p99Max === undefined ? [] : [`p99 < ${p99Max} ms`]), 'notes',
   ];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i === 0 || i === header.length - 1 ? ' --- ' : ' ---: ')).join('|')}|`];
   for (const raw of rows) {
@@ -30,9 +59,15 @@ export function formatTable(rows) {
       ratioText(r.ratio),
       r.target === undefined ? '–' : `≥ ${r.target.toFixed(2)}×`,
       r.pass === undefined ? '–' : r.pass ? 'pass' : '**FAIL**',
+      ...(p99Max === undefined ? [] : [p99Cell(r)]),
       r.notes ?? '',
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines.join('\n');
+}
+
+function p99Cell(r) {
+  if (r.p99Max === undefined || typeof r.service?.p99 !== 'number') return '–';
+  return r.service.p99 < r.p99Max ? 'pass' : '**FAIL**';
 }

@@ -1,0 +1,71 @@
+/**
+ * The mixed-traffic load generator, in its own process (forked through bench/lib/load.mjs's
+ * runLoad, same IPC protocol as bench/load.mjs). autocannon's setupRequest draws every
+ * request from the seeded mix (bench/mixed/mix.mjs). The warm-up checks every response
+ * (status 200, JSON without errors, shape-specific checks); the measured run only counts
+ * bodies that contain "errors" (or every check, with `checkAll`), to cost the generator little.
+ */
+import autocannon from 'autocannon';
+import { checkResponse, createMix } from './mix.mjs';
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+async function phase(opts, duration, seed, fullCheck) {
+  const next = createMix({ ...opts.mix, seed });
+  const url = new URL(opts.url);
+  const headersFor = new Map(opts.mix.tokens.map((t) => [t, { ...JSON_HEADERS, authorization: `Bearer ${t}` }]));
+  const shapes = {};
+  const problems = { count: 0, first: undefined };
+  const request = {
+    method: 'POST',
+    path: url.pathname,
+    setupRequest: (req, context) => {
+      const r = next();
+      context.shape = r.shape;
+      shapes[r.shape] = (shapes[r.shape] ?? 0) + 1;
+      // A fresh headers object: autocannon writes Content-Length into it.
+      return { ...req, headers: { ...(r.token ? headersFor.get(r.token) : JSON_HEADERS) }, body: r.body };
+    },
+    onResponse: (status, body, context) => {
+      const problem = fullCheck ? checkResponse(context.shape, status, body) : body.includes('"errors"') ? `errors: ${body.slice(0, 300)}` : undefined;
+      if (problem === undefined) return;
+      problems.count++;
+      problems.first ??= `${context.shape}: ${problem}`;
+    },
+  };
+  const r = await autocannon({ url: url.origin, connections: opts.connections ?? 50, pipelining: 1, duration, requests: [request] });
+  return {
+    rps: r.requests.average,
+    total: r.requests.total,
+    p50: r.latency.p50,
+    p90: r.latency.p90,
+    p99: r.latency.p99,
+    mean: r.latency.average,
+    max: r.latency.max,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    badBodies: problems.count,
+    firstBad: problems.first,
+    shapes,
+    duration: r.duration,
+  };
+}
+
+process.once('disconnect', () => process.exit(0));
+
+process.once('message', async (opts) => {
+  try {
+    // Each phase its own seed: the same writes twice would only find stored reactions.
+    const seed = opts.seed ?? Math.floor(Math.random() * 2 ** 32);
+    const warmup = opts.warmup > 0 ? await phase(opts, opts.warmup, seed, true) : null;
+    process.send({ type: 'measuring' });
+    const started = process.cpuUsage();
+    const result = await phase(opts, opts.duration ?? 10, seed + 1, Boolean(opts.checkAll));
+    const used = process.cpuUsage(started);
+    const generatorCpu = (used.user + used.system) / 1000 / (result.duration * 1000);
+    process.send({ type: 'result', result: { ...result, generatorCpu, warmup, mismatches: 0 } });
+  } catch (error) {
+    process.send({ type: 'error', message: String(error?.stack ?? error) });
+  }
+});
