@@ -12,6 +12,7 @@ const perBackend = [
   'test/realtime/**/*.test.ts',
   'test/domain/**/*.test.ts',
   'test/graphiql/**/*.test.ts',
+  'test/clients/**/*.test.ts',
 ];
 /** Several instances on one PostgreSQL and one Redis: the postgres project only. */
 const scale = ['test/scale/**/*.test.ts'];
