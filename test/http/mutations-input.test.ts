@@ -376,9 +376,9 @@ describe('field rules for signed-in callers', () => {
     expect((await as(bob, q, { id: aliceDraft.id })).body.data).toEqual({ post: null });
   });
 
-  it('a forged token is anonymous, not an error', async () => {
+  it('a forged token is refused with 401 UNAUTHENTICATED, so the client knows to refresh', async () => {
     const res = await server.gql('{ me { id } }', undefined, { headers: { authorization: `Bearer ${alice.accessToken.slice(0, -4)}AAAA` } });
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: { me: null } });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ errors: [{ message: 'Invalid or expired credentials', extensions: { code: 'UNAUTHENTICATED' } }] });
   });
 });
