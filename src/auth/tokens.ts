@@ -1,4 +1,5 @@
 import { SignJWT, errors, jwtVerify } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { isRole, type Role } from '../domain/caller.js';
 
 /**
@@ -30,7 +31,14 @@ export interface IssuedAccessToken {
   expiresAt: string;
 }
 
+/** Tokens verified already: an HMAC check is a sizeable share of a request's CPU, and clients resend one token many times. */
+const VERIFIED_TOKENS = 10_000;
+
 export class AccessTokens {
+  // Token text → its claims. Verification is a pure function of the text and the key, except
+  // for expiry, which is checked again on every use.
+  private readonly verified = new LRUCache<string, AccessClaims>({ max: VERIFIED_TOKENS });
+
   constructor(
     private readonly key: Uint8Array,
     /** PUBLIC_URL: who issues the tokens. */
@@ -60,6 +68,8 @@ export class AccessTokens {
   async verify(token: string, options: { ignoreExpiry?: boolean } = {}): Promise<AccessClaims | null> {
     // A JWT is three base64url parts; refuse anything else before any parsing.
     if (token.length > 4096 || !/^[\w-]+\.[\w-]+\.[\w-]+$/.test(token)) return null;
+    const known = this.verified.get(token);
+    if (known) return options.ignoreExpiry || known.exp > Math.floor(this.now() / 1000) ? known : null;
     try {
       const { payload } = await jwtVerify(token, this.key, {
         algorithms: [ALGORITHM],
@@ -74,7 +84,9 @@ export class AccessTokens {
       const { sub, sid, role, iat, exp } = payload as Record<string, unknown>;
       if (typeof sub !== 'string' || typeof sid !== 'string' || !isRole(role)) return null;
       if (typeof iat !== 'number' || typeof exp !== 'number') return null;
-      return { sub, sid, role, iat, exp };
+      const claims: AccessClaims = Object.freeze({ sub, sid, role, iat, exp });
+      this.verified.set(token, claims);
+      return claims;
     } catch (err) {
       if (err instanceof errors.JOSEError) return null;
       throw err;
