@@ -3,8 +3,8 @@ import type { Backends } from './backends.js';
 
 /**
  * `/healthz`: the process runs. `/readyz`: 503 when the database does not answer;
- * Redis being down only degrades (SPEC section 1): 200 with `status: "degraded"`, so a
- * load balancer keeps sending traffic to instances that can still serve it.
+ * Redis being down only degrades (docs/operations.md): 200 with `status: "degraded"`,
+ * so a load balancer keeps sending traffic to instances that can still serve it.
  */
 export async function healthRoutes(app: FastifyInstance, backends: Backends): Promise<void> {
   app.get('/healthz', async () => ({ status: 'ok' }));

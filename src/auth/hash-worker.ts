@@ -1,31 +1,9 @@
 /**
  * The bcrypt worker thread, and the messages it exchanges with the pool in
- * passwords.ts.
- *
- * Each worker first lowers its own thread's scheduling priority to nice 19 (Linux:
- * setpriority(PRIO_PROCESS, tid) applies to that one thread) and, where util-linux's
- * `chrt` is installed, moves the thread to the SCHED_IDLE policy, then runs bcrypt's
- * *synchronous* functions on that thread. The asynchronous ones would hand the work to
- * libuv's thread pool, whose threads are shared with the rest of the process and keep
- * the normal priority. So hashing mostly uses CPU that request serving leaves idle: a
- * burst of logins slows the event loop down little, while logins themselves wait
- * longer when the machine is busy.
- *
- * Why SCHED_IDLE too: with nice 19 alone, Linux's EEVDF scheduler still lets a hashing
- * thread finish its time slice before a woken event loop gets the CPU; under a login
- * burst the event loop then spent 24–30 % of the time waiting for a CPU (bench/login),
- * against 13–14 % with SCHED_IDLE, which the scheduler preempts at once for any normal
- * thread. Node has no API for sched_setscheduler, hence `chrt --idle -p 0 <tid>`
- * (unprivileged threads may always lower their own policy like this).
- *
- * Where /proc/thread-self does not exist (macOS, Windows) or `chrt` is missing, the
- * worker silently keeps what it could get (nice 19, or the normal priority) and still
- * hashes off the event loop.
- *
- * The worker is plain JavaScript in a string (`new Worker(source, { eval: true })`):
- * the same code then runs from the TypeScript sources (vitest, tsx) and from dist/,
- * without a loader for a .ts worker file. It loads bcrypt from the absolute path the
- * pool resolves (`workerData.bcryptPath`).
+ * passwords.ts. Each worker lowers its own thread to nice 19 (and SCHED_IDLE where
+ * `chrt` is installed) and runs bcrypt's synchronous functions there, so hashing mostly
+ * uses CPU that request serving leaves idle. It is plain JavaScript in a string, so it
+ * runs the same from the sources and from dist/ (docs/design-notes.md#hash-worker).
  */
 
 /** The nice value hashing threads run at: the lowest priority there is. */

@@ -6,14 +6,10 @@ import { charCount } from '../domain/validate.js';
 import { HASH_THREAD_NICE, HASH_WORKER_SOURCE, type HashRequest, type HashWorkerData, type HashWorkerMessage } from './hash-worker.js';
 
 /**
- * Password hashing with bcrypt. Hashing and comparing run in a small pool of worker
- * threads (hash-worker.ts) that run at the lowest scheduling priority (Linux: nice 19,
- * and SCHED_IDLE where `chrt` is installed),
- * never on the event loop: hashing uses the CPU that request serving leaves idle, so a
- * burst of logins slows logins down, not the queries served meanwhile. bcrypt only
- * reads the first 72 bytes of a password, so longer ones are refused instead of
- * silently truncated — at registration and at login, where a longer password would
- * otherwise match a stored 72-byte one.
+ * Password hashing with bcrypt, in a small pool of worker threads (hash-worker.ts) at
+ * the lowest scheduling priority, never on the event loop: a burst of logins slows
+ * logins down, not the queries served meanwhile. Passwords over the 72 bytes bcrypt
+ * reads are refused, never truncated (docs/design-notes.md#password-hashing).
  */
 
 export const MIN_PASSWORD_CHARS = 8;

@@ -5,40 +5,11 @@ import type { AuthDatabase } from './db.js';
 import { sealSuccessor as seal, unsealSuccessor } from './successor.js';
 
 /**
- * Sessions and their refresh tokens (docs/accounts.md, RFC 9700 section 4.14).
- *
- * A session is one sign-in. It ends 30 days after it began at the latest (refreshes
- * never extend it), or when revoked: sign-out, refresh-token reuse, deleteUser (which
- * deletes the rows). Access tokens name their session (`sid`) and are checked against
- * it on every request, so revocation takes effect at once.
- *
- * Refresh tokens are 256-bit random strings, stored only as their SHA-256. Each use
- * rotates: the presented token is marked `rotated_at` and a successor is issued. The
- * tokens of one session form a family; presenting a token that was already rotated
- * means two parties hold it (a thief and the user), and the server cannot tell which
- * is honest — so the whole session is revoked and its newest token dies too.
- *
- * Racing refreshes. An honest client can present one token twice at nearly the same
- * time: two tabs whose timers fire together, or an SPA whose parallel calls both see
- * a 401. Revoking the session then would sign the user out for nothing. So rotation is
- * idempotent for a short grace window: when a token is rotated, its successor is kept
- * with it, encrypted (AES-256-GCM) under a key derived from the rotated token itself.
- * A second presentation within REFRESH_GRACE_MS of the rotation, while that successor
- * is still unused, gets the *same* successor back: both racing responses set the same
- * cookie and the family still has exactly one live token. Outside the window, or once
- * the successor has been used (the client has moved on), it is reuse: the session is
- * revoked. The ciphertext is useless without the rotated token, so the database still
- * holds no usable token, and it is erased once the window has passed.
- *
- * The trade-off, as with any grace period: a stolen token replayed within the window,
- * before the owner's client used its successor, is not told apart from a race. It
- * gets the same successor as the owner, so the first divergent use afterwards is
- * detected as reuse and ends the session.
- *
- * Concurrency: rotation runs in one transaction and claims the token with a
- * conditional update (`rotated_at IS NULL`), so exactly one of several concurrent
- * requests rotates; the others see the committed successor (SQLite serialises writers;
- * on PostgreSQL the update waits for the winner's row lock and re-checks the condition).
+ * Sessions and their refresh tokens (docs/accounts.md): a session ends 30 days after
+ * sign-in at the latest or when revoked, and access tokens are checked against it on
+ * every request. Each refresh rotates the token; presenting a rotated token again
+ * revokes the session, except within a short grace window, where racing refreshes get
+ * the same successor (docs/design-notes.md#sessions).
  */
 
 export const SESSION_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;

@@ -1,15 +1,9 @@
 /**
  * Publish/subscribe by channel: in-process for one instance, Redis across several.
- * Payloads are JSON-serialisable so both implementations carry the same values.
- *
- * What every implementation guarantees (the WebSocket fan-out relies on it):
- * - `subscribe` registers its listener before it returns, so an event published after
- *   the call reaches the iterator;
- * - events of one channel arrive in publish order;
- * - an iterator buffers a bounded number of undelivered events (a consumer that stops
- *   pulling loses the oldest ones instead of growing memory without bound);
- * - `return()` on the iterator removes its listener at once and ends a pending `next()`;
- * - `close()` ends every open iterator (`done: true`) and removes every listener.
+ * Payloads are JSON-serialisable so both implementations carry the same values. Both
+ * keep one contract the WebSocket fan-out relies on: listener registered before
+ * `subscribe` returns, publish order per channel, bounded buffers, listeners removed at
+ * once on `return()` and `close()` (docs/design-notes.md#pubsub-contract).
  */
 export interface PubSub {
   publish(channel: string, payload: unknown): Promise<void>;

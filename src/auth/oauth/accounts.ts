@@ -7,18 +7,11 @@ import type { AuthDatabase } from '../db.js';
 import type { ExternalProfile } from './profile.js';
 
 /**
- * Finds the local user of an external identity (docs/accounts.md):
- *
- * 1. by the provider's account id, if this identity signed in before;
- * 2. else, when the provider says the email is verified, the account with that
- *    email is linked — only then, or anyone able to create a provider account with
- *    somebody else's address would take over that person's account;
- * 3. else a new account is created (publishing `userCreated`), holding the email
- *    only if it is verified, so an unverified address cannot be squatted either.
- *
- * An unverified email that belongs to an existing account is refused
- * (`not-linked`): the person should sign in with their password and the provider
- * should verify the address first.
+ * Finds the local user of an external identity (docs/accounts.md): by the provider's
+ * account id, else the account whose email the provider says is verified, else a new
+ * account. An unverified email neither links to an existing account nor is kept on a
+ * new one, so nobody can take over or squat an address through a provider account
+ * (docs/design-notes.md#external-accounts).
  */
 
 export type ExternalSignIn = { ok: true; user: User; created: boolean } | { ok: false; reason: 'not-linked' };

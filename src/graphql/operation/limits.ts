@@ -1,12 +1,8 @@
 /**
- * Query limits from SPEC §7: token count, depth, aliases and complexity (cost).
- *
- * All walks are plain recursion over the document. Fragment results are memoised per
- * fragment name, because "fragments count where they are spread" would otherwise let a
- * chain of fragments that each spread the next one twice cost exponential time to
- * evaluate (a cheap denial of service within the 2,000-token budget). A fragment met
- * again while it is still being evaluated (a cycle) counts 0: cycles are reported by the
- * spec's NoFragmentCyclesRule, we only have to terminate.
+ * Query limits (docs/limits.md): token count, depth, aliases and complexity (cost).
+ * Fragment results are memoised per fragment name, so a chain of fragments that each
+ * spread the next one twice cannot cost exponential time to evaluate; a fragment met
+ * again inside its own evaluation (a cycle) counts 0 (docs/design-notes.md#query-limits).
  */
 import {
   GraphQLError, Kind, Lexer, Source, TokenKind, getNamedType, getNullableType, getOperationAST,

@@ -7,20 +7,11 @@ import type { PreparedOperation } from '../operation/pipeline.js';
 
 /**
  * Subscription fan-out: each event is executed once per *group* — subscribers with the
- * same prepared operation, the same variables and the same visibility class — and the
- * serialised payload is written, as the same bytes, to every socket of the group.
- *
- * Why it is correct: an operation's result depends only on the event, the variables
- * and the caller (field rules: `User.email`, unpublished posts). The visibility class
- * below is the caller's identity itself (anonymous, or role + user id), so a group
- * never mixes subscribers who could see different data. Each event gets a fresh
- * context (loaders cache within one event only, like a request), and the group's
- * source stream comes from the schema's own `subscribe` resolver, so routing and
- * filtering stay in the resolvers.
- *
- * Why it is fast: with 5,000 anonymous subscribers of one post there is one pub/sub
- * listener, one execution and one JSON serialisation per event instead of 5,000;
- * per socket only the `{"id":…,"type":"next","payload":` prefix differs.
+ * same prepared operation, the same variables and the same visibility class (the
+ * caller's identity) — and the serialised payload is written, as the same bytes, to
+ * every socket of the group. One execution per event instead of one per subscriber,
+ * and a group never mixes callers who could see different data
+ * (docs/design-notes.md#subscription-fan-out).
  */
 
 /** Who receives: the transport's connection and the graphql-transport-ws subscription id. */
