@@ -16,13 +16,13 @@ import type {
 import type { WireCode } from '../../errors.js';
 import { MAX_INPUT_NESTING, tooDeep } from './nesting.js';
 
-/** SPEC: `limit` is 1–100, so no list field can return more than this many objects. */
+/** `limit` is 1–100 (docs/schema.md), so no list field can return more than this many objects. */
 const MAX_LIMIT = 100;
 
 type FragmentLookup = (name: string) => FragmentDefinitionNode | null | undefined;
 
 /**
- * SPEC gives tokens, aliases and cost one code and one message; the message is the same
+ * docs/limits.md gives tokens, aliases and cost one code and one message; the message is the same
  * for all three so that nothing about the limits' internals leaks to clients.
  */
 function tooComplex(): GraphQLError {
@@ -254,7 +254,7 @@ function selectionCost(ctx: CostContext, set: SelectionSetNode, parent: GraphQLC
 }
 
 /**
- * SPEC §7 complexity: the most objects the chosen operation can return. 0 when there is
+ * Complexity (docs/limits.md): the most objects the chosen operation can return. 0 when there is
  * no such operation (execution reports that). Pass `fragments` from collectFragments to
  * reuse it across calls on the same document.
  */
