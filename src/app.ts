@@ -7,6 +7,7 @@ import { serializeRequest } from './auth/log.js';
 import type { AuthService } from './auth/service.js';
 import { seedDemoData } from './domain/seed.js';
 import { createServices, type Services } from './domain/services.js';
+import { trackConnections } from './drain.js';
 import { ResponseCache } from './graphql/cache/response-cache.js';
 import { graphqlHttpRoutes } from './graphql/http/route.js';
 import { PersistedQueries, loadManifest } from './graphql/operation/persisted.js';
@@ -30,8 +31,11 @@ export interface Inkwell {
   realtime: GraphqlWsServer;
   /** The account area: sessions, tokens, callers (src/auth). */
   auth: AuthService;
-  /** Stops accepting work, lets in-flight requests finish, then closes the backends. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting work, lets in-flight requests finish, then closes the backends.
+   * `lingerMs`: how long idle keep-alive connections may still bring a request (src/drain.ts).
+   */
+  close(options?: { lingerMs?: number }): Promise<void>;
 }
 
 /** Secrets and credentials never reach the log (docs/operations.md). */
@@ -67,7 +71,16 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // A head or body still arriving this long after its first byte is answered 408,
+    // however slowly it trickles; checked often enough to keep to it (docs/limits.md).
+    requestTimeout: config.httpRequestTimeoutMs,
+    http: {
+      headersTimeout: config.httpRequestTimeoutMs,
+      requestTimeout: config.httpRequestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.max(100, Math.floor(config.httpRequestTimeoutMs / 10))),
+    },
   });
+  const connections = trackConnections(app.server);
 
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
   await app.register(healthRoutes, backends);
@@ -108,7 +121,9 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     responseCache,
     realtime,
     auth: auth.auth,
-    async close() {
+    async close({ lingerMs = 0 } = {}) {
+      // WebSockets get their 1001 while HTTP connections drain.
+      await Promise.all([realtime.close(), connections.drain(lingerMs)]);
       await app.close();
       await backends.close();
     },
