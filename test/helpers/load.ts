@@ -11,6 +11,7 @@ export interface Outcome {
   client: number;
   /** Which target (see LoadOptions.target) it went to. */
   target: string;
+  variables: Record<string, unknown> | undefined;
   startedAt: number;
   /** When the whole request had been written to the socket; undefined if it never was. */
   sentAt: number | undefined;
@@ -72,7 +73,7 @@ function send(
   op: { query: string; variables?: Record<string, unknown>; headers?: Record<string, string> },
 ): Promise<Outcome> {
   const body = JSON.stringify({ query: op.query, variables: op.variables });
-  const outcome: Outcome = { client, target, startedAt: Date.now(), sentAt: undefined, endedAt: 0 };
+  const outcome: Outcome = { client, target, variables: op.variables, startedAt: Date.now(), sentAt: undefined, endedAt: 0 };
   return new Promise((resolve) => {
     let ended = false;
     const end = (fields: Partial<Outcome>) => {

@@ -10,8 +10,8 @@ import { testBackend } from './server.js';
  * The database (and, on PostgreSQL, Redis) for service *processes* started by a test
  * (`test/scale/instances.ts`), on the current project's backend: a SQLite file in a
  * temporary folder, or a fresh database of the postgres project's cluster with a Redis
- * key prefix of its own. `rows` reads the database directly, from the test, with `?`
- * placeholders on both.
+ * key prefix of its own. `rows` runs one statement on the database directly, from the
+ * test, with `?` placeholders on both.
  */
 export interface ProcessBackend {
   kind: 'sqlite' | 'postgres';
@@ -34,7 +34,10 @@ export async function processBackend(): Promise<ProcessBackend> {
         // opening the file is what recovers its WAL, as the restarted service would.
         const db = new SQLite(file);
         try {
-          return db.prepare(sql).all(...params) as T[];
+          const statement = db.prepare(sql);
+          if (statement.reader) return statement.all(...params) as T[];
+          statement.run(...params);
+          return [];
         } finally {
           db.close();
         }
