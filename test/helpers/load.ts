@@ -31,6 +31,8 @@ export interface LoadOptions {
   operation(client: number, n: number): { query: string; variables?: Record<string, unknown>; headers?: Record<string, string> };
   /** Pause after a failed request, so a dead target is not hammered in a busy loop. */
   pauseAfterErrorMs?: number;
+  /** Called with every outcome as it ends (a load balancer's passive health check, say). */
+  onOutcome?(outcome: Outcome): void;
 }
 
 export interface Load {
@@ -53,6 +55,7 @@ export function startLoad(options: LoadOptions): Load {
       const target = options.target(client);
       const outcome = await send(agentFor(target), target, client, options.operation(client, n));
       outcomes.push(outcome);
+      options.onOutcome?.(outcome);
       if (outcome.error && running) await new Promise((r) => setTimeout(r, options.pauseAfterErrorMs ?? 20));
     }
     for (const agent of agents.values()) agent.destroy();
