@@ -4,9 +4,10 @@ import pg from 'pg';
 /**
  * The PostgreSQL connection pool, with deadlines for a database that answers slowly or
  * not at all (README, "Operations under failure"). A slow statement (a held lock, a
- * long plan) is cancelled by PostgreSQL itself after `statementTimeoutMs`; a server
- * that does not answer at all (paused, or a network that drops packets) is given up on
- * by the client a little later, and that connection is discarded, never reused.
+ * long plan) is cancelled by PostgreSQL itself after `statementTimeoutMs`, as is a
+ * transaction left idle that long; a server that does not answer at all (paused, or a
+ * network that drops packets) is given up on by the client a little later, and that
+ * connection is discarded, never reused.
  */
 
 /** Default of DATABASE_STATEMENT_TIMEOUT_MS. */
@@ -31,6 +32,9 @@ export function createPostgresPool(options: PoolOptions): PostgresPool {
     // stalled database fails requests instead of queueing them without end.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     statement_timeout: statementTimeoutMs,
+    // A transaction left open by a client that stopped (a frozen instance, a partition)
+    // would hold its row locks against every other instance: PostgreSQL ends it.
+    idle_in_transaction_session_timeout: statementTimeoutMs,
     query_timeout: statementTimeoutMs + CLIENT_MARGIN_MS,
   });
   // Without a listener an idle client's error (server restart) would crash the process.

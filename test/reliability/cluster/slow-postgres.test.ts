@@ -119,6 +119,24 @@ describe('statements that run long', () => {
       await db.close();
     }
   });
+  it('a transaction left idle (its client frozen) is ended by PostgreSQL, releasing its locks', async () => {
+    const db = connectDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 1, statementTimeoutMs: 500 });
+    try {
+      const stuck = db.kysely.transaction().execute(async (trx) => {
+        await sql`update books set year = 1 where author = 'Slow'`.execute(trx);
+        await new Promise((r) => setTimeout(r, 1_500)); // the client stops talking, locks held
+        await sql`select 1`.execute(trx);
+      });
+      await expect(stuck).rejects.toThrow();
+      // The row locks are gone: another session updates the same rows at once.
+      const { rowCount } = await query(databaseUrl, "update books set year = 2 where author = 'Slow'");
+      expect(rowCount).toBe(5);
+      // And the pool's one connection was replaced: the next statement works.
+      await db.ping();
+    } finally {
+      await db.close();
+    }
+  });
 });
 
 describe('a frozen server (SIGSTOP)', () => {
