@@ -40,6 +40,7 @@ describe('HTTP_REQUEST_TIMEOUT_MS', () => {
     void trickle(client, `GET /graphql?query=%7B__typename%7D HTTP/1.1\r\nhost: inkwell.test\r\nx-padding: ${'a'.repeat(60)}\r\n\r\n`, 200);
     const response = await client.response(10_000);
     const elapsed = Date.now() - firstByte;
+    if (process.env.TEST_LOG_LEVEL) console.log({ status: response.status, elapsed });
     expect(response.status).toBe(408);
     expect(elapsed).toBeGreaterThanOrEqual(LIMIT_MS - 100);
     expect(elapsed).toBeLessThan(LIMIT_MS + 1_500);
@@ -56,6 +57,7 @@ describe('HTTP_REQUEST_TIMEOUT_MS', () => {
     void trickle(client, body, 200);
     const response = await client.response(10_000);
     const elapsed = Date.now() - firstByte;
+    if (process.env.TEST_LOG_LEVEL) console.log({ status: response.status, elapsed });
     expect(response.status).toBe(408);
     expect(elapsed).toBeGreaterThanOrEqual(LIMIT_MS - 100);
     expect(elapsed).toBeLessThan(LIMIT_MS + 1_500);

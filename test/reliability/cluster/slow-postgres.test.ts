@@ -88,6 +88,7 @@ describe('statements that run long', () => {
       await locker.query('begin');
       await locker.query('lock table books in access exclusive mode');
       const answers = await burst(3 * POOL);
+      if (process.env.TEST_LOG_LEVEL) console.log({ locked: answers.map((a) => a.ms) });
       for (const answer of answers) expectCleanFailure(answer);
       // Each waited for its statement (1 s) and perhaps for a connection: never the
       // 5 s connection wait, let alone forever.
