@@ -34,8 +34,9 @@ export function trackConnections(server: Server): HttpDrain {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  // Upgraded sockets (WebSockets) belong to the WebSocket server, which closes them itself.
-  server.on('upgrade', (_request: IncomingMessage, socket: HttpSocket) => sockets.delete(socket));
+  // No 'upgrade' listener here: one would make node hand every upgrade to it, even once
+  // the WebSocket server has stopped listening. Upgraded sockets stay in the set (with no
+  // response) until the WebSocket server has closed them, which it does meanwhile.
 
   let draining: Promise<void> | undefined;
   const drain = async (lingerMs: number) => {
