@@ -25,7 +25,7 @@ export interface HttpDrain {
   drain(lingerMs: number): Promise<void>;
 }
 
-/** node:http's pointer from a socket to the response being written on it. */
+/** node:http's own pointer from a socket to the response being written on it (undocumented, long-standing). */
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 
 export function trackConnections(server: Server): HttpDrain {
