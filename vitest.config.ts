@@ -13,9 +13,14 @@ const perBackend = [
   'test/domain/**/*.test.ts',
   'test/graphiql/**/*.test.ts',
   'test/clients/**/*.test.ts',
+  'test/reliability/drain.test.ts',
+  'test/reliability/crash.test.ts',
 ];
-/** Several instances on one PostgreSQL and one Redis: the postgres project only. */
-const scale = ['test/scale/**/*.test.ts'];
+/**
+ * Several instances on one PostgreSQL and one Redis, and PostgreSQL or Redis failing
+ * under load: the postgres project only.
+ */
+const scale = ['test/scale/**/*.test.ts', 'test/reliability/cluster/**/*.test.ts'];
 
 const sqlite: TestProjectInlineConfiguration = {
   extends: true,

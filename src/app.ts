@@ -18,6 +18,7 @@ import { buildSchema } from './graphql/schema.js';
 import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws/server.js';
 import { healthRoutes } from './health.js';
 import { corsPlugin } from './http/cors.js';
+import { trackConnections } from './http/drain.js';
 import { setNotFound } from './http/not-found.js';
 import { clientKey, limiterKey } from './rate-limit/limiter.js';
 
@@ -33,8 +34,11 @@ export interface Inkwell {
   realtime: GraphqlWsServer;
   /** The account area: sessions, tokens, callers (src/auth). */
   auth: AuthService;
-  /** Stops accepting work, lets in-flight requests finish, then closes the backends. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting work, lets in-flight requests finish, then closes the backends.
+   * `lingerMs`: how long idle keep-alive connections may still bring a request (src/drain.ts).
+   */
+  close(options?: { lingerMs?: number }): Promise<void>;
 }
 
 /** Secrets and credentials never reach the log (docs/operations.md). */
@@ -70,7 +74,16 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // A head or body still arriving this long after its first byte is answered 408,
+    // however slowly it trickles; checked often enough to keep to it (docs/limits.md).
+    requestTimeout: config.httpRequestTimeoutMs,
+    http: {
+      headersTimeout: config.httpRequestTimeoutMs,
+      requestTimeout: config.httpRequestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.max(100, Math.floor(config.httpRequestTimeoutMs / 10))),
+    },
   });
+  const connections = trackConnections(app.server);
 
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
   // First at the root: preflights are answered before rate limits and authentication.
@@ -117,7 +130,9 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     responseCache,
     realtime,
     auth: auth.auth,
-    async close() {
+    async close({ lingerMs = 0 } = {}) {
+      // WebSockets get their 1001 while HTTP connections drain.
+      await Promise.all([realtime.close(), connections.drain(lingerMs)]);
       await app.close();
       await backends.close();
     },

@@ -70,8 +70,9 @@ function createRedisBackends(config: Config, url: string, db: Db): Backends {
     onUp: (name: string) => log.info({ connection: name }, 'Redis connection restored'),
   };
   // Commands and PUBLISH share one connection; SUBSCRIBE needs its own.
-  const client = connectRedis(url, 'commands', events);
-  const subscriber = connectRedis(url, 'subscriber', events);
+  const options = { commandTimeoutMs: config.redisCommandTimeoutMs };
+  const client = connectRedis(url, 'commands', events, options);
+  const subscriber = connectRedis(url, 'subscriber', events, options);
   const connections: Redis[] = [client, subscriber];
 
   // Rate-limited: during an outage every cache call would otherwise log.

@@ -20,11 +20,14 @@ const baseSchema = z.object({
       message: 'must start with file: (SQLite) or postgres:// (PostgreSQL)',
     }),
   DATABASE_POOL_SIZE: intFrom(1, 1000).default(10),
+  DATABASE_STATEMENT_TIMEOUT_MS: intFrom(100, 3_600_000).default(15_000),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .optional(),
   REDIS_KEY_PREFIX: z.string().max(100).default('inkwell:'),
+  REDIS_COMMAND_TIMEOUT_MS: intFrom(50, 60_000).default(1_000),
+  HTTP_REQUEST_TIMEOUT_MS: intFrom(1_000, 3_600_000).default(60_000),
   AUTH_SECRET: z.string().optional(),
   PUBLIC_URL: z.url().optional(),
   BCRYPT_COST: intFrom(4, 31).default(12),
@@ -86,8 +89,20 @@ export interface Config {
   host: string;
   port: number;
   publicUrl: string;
-  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; poolSize: number };
+  database:
+    | { kind: 'sqlite'; file: string }
+    | {
+        kind: 'postgres';
+        url: string;
+        poolSize: number;
+        /** How long one statement may run before PostgreSQL cancels it; default 15 s (src/db/connect.ts). */
+        statementTimeoutMs?: number;
+      };
   redisUrl: string | undefined;
+  /** How long one Redis command may take before it fails (that use of Redis then degrades). */
+  redisCommandTimeoutMs: number;
+  /** A request head and body must have arrived this long after their first byte, else 408. */
+  httpRequestTimeoutMs: number;
   /** Prefix of every Redis key and channel, so several deployments can share one Redis. */
   redisKeyPrefix: string;
   /** Undefined outside production when not configured: the app generates and keeps one. */
@@ -143,7 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   const database: Config['database'] = e.DATABASE_URL.startsWith('file:')
     ? { kind: 'sqlite', file: e.DATABASE_URL.slice('file:'.length) }
-    : { kind: 'postgres', url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE };
+    : { kind: 'postgres', url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS };
 
   const publicUrl = (e.PUBLIC_URL ?? `http://${formatHost(e.HOST)}:${e.PORT}`).replace(/\/+$/, '');
 
@@ -156,6 +171,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     database,
     redisUrl: e.REDIS_URL,
     redisKeyPrefix: e.REDIS_KEY_PREFIX,
+    redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
+    httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     authSecret: e.AUTH_SECRET,
     bcryptCost: e.BCRYPT_COST,
     bcryptConcurrency: e.BCRYPT_CONCURRENCY,

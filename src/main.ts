@@ -3,6 +3,11 @@ import './runtime-flags.js';
 import { buildInkwell } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
+/** Idle keep-alive connections may still bring a request this long after SIGTERM (src/drain.ts). */
+const DRAIN_LINGER_MS = 1_000;
+/** A drain that takes longer is cut short (exit 1): a stop timeout of 15 s leaves room. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 /** Start-up: config → app → listen → graceful shutdown on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   let config;
@@ -26,12 +31,13 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'draining: no new connections, finishing in-flight requests');
     // A drain that hangs must not keep the process alive forever.
     const deadline = setTimeout(() => {
-      app.log.error('shutdown took longer than 10 s; exiting');
+      app.log.error({ graceMs: SHUTDOWN_GRACE_MS }, 'shutdown took longer than its grace period; exiting');
       process.exit(1);
-    }, 10_000);
+    }, SHUTDOWN_GRACE_MS);
     deadline.unref();
     try {
-      await inkwell.close();
+      await inkwell.close({ lingerMs: DRAIN_LINGER_MS });
+      app.log.info('drained; exiting');
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'error during shutdown');

@@ -3,8 +3,8 @@ import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type Dialect, type LogEvent, type SqliteDatabase } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import pg from 'pg';
 import type { Config } from '../config.js';
+import { createPostgresPool } from './postgres-pool.js';
 import type { Database } from './schema.js';
 import { externalChangeCounter, type ChangeCounter } from './sqlite-changes.js';
 import { trackWrites, type CommittedWriteListener } from './write-tracking.js';
@@ -59,20 +59,7 @@ export function connectDatabase(database: Config['database']): Db {
     dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
     external = externalChangeCounter(sqlite, file);
   } else {
-    const pool = new pg.Pool({
-      connectionString: database.url,
-      max: database.poolSize,
-      connectionTimeoutMillis: 5_000,
-      // A query that hangs (server gone mid-statement) must fail, not hold a request forever.
-      query_timeout: 15_000,
-    });
-    // Without a listener an idle client's error (server restart) would crash the process.
-    pool.on('error', () => {});
-    // The pool listens only while a client is idle. A client checked out between two
-    // statements (a transaction) whose connection breaks (PostgreSQL stopped or
-    // restarted) emits 'error' with nobody listening, which would crash the process.
-    // The statement in flight fails on its own; the broken client is dropped on release.
-    pool.on('connect', (client) => client.on('error', () => {}));
+    const pool = createPostgresPool(database);
     dialect = new PostgresDialect({ pool });
   }
   const kysely = new Kysely<Database>({ dialect: trackWrites(dialect, committed), log });

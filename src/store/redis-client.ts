@@ -4,12 +4,16 @@ import { Redis } from 'ioredis';
  * How every Inkwell Redis connection behaves. Redis is a shared accelerator, not the
  * system of record, so a call must never wait for it: while it is down every command
  * fails at once (no offline queue, one retry, short timeouts) and the caller degrades
- * (SPEC section 1). The connection itself keeps reconnecting with capped backoff, so
- * everything resumes without a restart once Redis is back.
+ * (README, "When Redis is down"). The connection itself keeps reconnecting with capped
+ * backoff, so everything resumes without a restart once Redis is back. A Redis that
+ * stops answering without closing the connection is found by a watchdog (below).
  */
 export const REDIS_CONNECT_TIMEOUT_MS = 2_000;
+/** Default of REDIS_COMMAND_TIMEOUT_MS. */
 export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
 const MAX_BACKOFF_MS = 2_000;
+/** How often the watchdog pings a ready connection. */
+const WATCHDOG_INTERVAL_MS = 1_000;
 
 export interface RedisConnectionEvents {
   /** The connection went from ready to not ready (logged once per outage, not per command). */
@@ -18,14 +22,25 @@ export interface RedisConnectionEvents {
   onUp?(name: string): void;
 }
 
-export function connectRedis(url: string, name: string, events: RedisConnectionEvents = {}): Redis {
+export interface RedisConnectionOptions {
+  /** A command not answered within this fails (default REDIS_COMMAND_TIMEOUT_MS). */
+  commandTimeoutMs?: number;
+}
+
+export function connectRedis(
+  url: string,
+  name: string,
+  events: RedisConnectionEvents = {},
+  options: RedisConnectionOptions = {},
+): Redis {
+  const commandTimeoutMs = options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS;
   const client = new Redis(url, {
     connectionName: `inkwell-${name}`,
     enableAutoPipelining: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    commandTimeout: commandTimeoutMs,
     // Re-subscription is ours (RedisPubSub re-subscribes every wanted channel on
     // 'ready'); ioredis's own only covers channels whose SUBSCRIBE had been confirmed.
     autoResubscribe: false,
@@ -48,7 +63,35 @@ export function connectRedis(url: string, name: string, events: RedisConnectionE
     up = false;
     if (client.status !== 'end') events.onDown?.(name, lastError);
   });
+  watch(client, (error) => (lastError = error));
   return client;
+}
+
+/**
+ * A Redis that is paused (SIGSTOP), swapping hard or behind a network that drops
+ * packets keeps its TCP connection open: the connection stays "ready" and every command
+ * waits its full timeout, so each request would wait once per Redis call. The watchdog
+ * pings a ready connection every second; a ping that times out drops the connection
+ * and reconnects. Until the reconnection is ready, calls fail at once and their users
+ * degrade as when Redis is down; once Redis answers again, the connection is ready
+ * again and everything resumes. (A ping in subscriber mode is allowed and answered.)
+ */
+function watch(client: Redis, onStall: (error: Error) => void): void {
+  let pinging = false;
+  const timer = setInterval(() => {
+    if (pinging || client.status !== 'ready') return;
+    pinging = true;
+    client
+      .ping()
+      .catch((error: unknown) => {
+        if (!(error instanceof Error) || error.message !== 'Command timed out' || client.status !== 'ready') return;
+        onStall(error);
+        client.disconnect(true);
+      })
+      .finally(() => (pinging = false));
+  }, WATCHDOG_INTERVAL_MS);
+  timer.unref();
+  client.once('end', () => clearInterval(timer));
 }
 
 /** Resolves once every client is ready, or after `timeoutMs` (start-up goes on degraded). */

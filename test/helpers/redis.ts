@@ -14,6 +14,8 @@ import { freePort } from './postgres.js';
 export interface RedisServer {
   url: string;
   port: number;
+  /** The running server's process id (to freeze it with SIGSTOP); undefined while stopped. */
+  pid(): number | undefined;
   stop(): Promise<void>;
   start(): Promise<void>;
   destroy(): Promise<void>;
@@ -82,6 +84,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
   return {
     url,
     port,
+    pid: () => (server && server.exitCode === null ? server.pid : undefined),
     stop,
     start,
     async destroy() {

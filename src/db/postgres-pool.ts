@@ -1,0 +1,86 @@
+import type { PostgresPool, PostgresPoolClient } from 'kysely';
+import pg from 'pg';
+
+/**
+ * The PostgreSQL connection pool, with deadlines for a database that answers slowly or
+ * not at all (README, "Operations under failure"). A slow statement (a held lock, a
+ * long plan) is cancelled by PostgreSQL itself after `statementTimeoutMs`, as is a
+ * transaction left idle that long; a server that does not answer at all (paused, or a
+ * network that drops packets) is given up on by the client a little later, and that
+ * connection is discarded, never reused.
+ */
+
+/** Default of DATABASE_STATEMENT_TIMEOUT_MS. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+/** Waiting for a free connection, or for a new one to be set up, fails after this long. */
+export const CONNECT_TIMEOUT_MS = 5_000;
+/** The client-side deadline's margin over the server's: PostgreSQL's own cancel comes first when it can. */
+const CLIENT_MARGIN_MS = 1_000;
+
+export interface PoolOptions {
+  url: string;
+  poolSize: number;
+  statementTimeoutMs?: number;
+}
+
+export function createPostgresPool(options: PoolOptions): PostgresPool {
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize,
+    // Also bounds the wait for a free connection while all of them are busy, so a
+    // stalled database fails requests instead of queueing them without end.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: statementTimeoutMs,
+    // A transaction left open by a client that stopped (a frozen instance, a partition)
+    // would hold its row locks against every other instance: PostgreSQL ends it.
+    idle_in_transaction_session_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + CLIENT_MARGIN_MS,
+  });
+  // Without a listener an idle client's error (server restart) would crash the process.
+  pool.on('error', () => {});
+  // The pool listens only while a client is idle. A client checked out between two
+  // statements (a transaction) whose connection breaks (PostgreSQL stopped or
+  // restarted) emits 'error' with nobody listening, which would crash the process.
+  // The statement in flight fails on its own; the broken client is dropped on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
+
+  const guarded = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let wrapper = guarded.get(client);
+      if (!wrapper) {
+        wrapper = guard(client);
+        guarded.set(client, wrapper);
+      }
+      return wrapper;
+    },
+    end: () => pool.end(),
+  };
+}
+
+/**
+ * pg's `query_timeout` rejects the statement but keeps the connection, whose answer may
+ * still come: the next statement would queue behind it. So after such a timeout the
+ * connection refuses further statements (a transaction's ROLLBACK fails at once rather
+ * than waiting again) and goes back to the pool as broken, which closes it.
+ */
+function guard(client: pg.PoolClient): PostgresPoolClient {
+  let abandoned = false;
+  const query = (text: unknown, parameters?: ReadonlyArray<unknown>): any => {
+    // Cursors (Kysely's streaming) pass through; Inkwell does not stream.
+    if (typeof text !== 'string') return client.query(text as pg.Submittable);
+    if (abandoned) return Promise.reject(new Error('Database connection abandoned after a timeout'));
+    return client.query(text, parameters as unknown[]).catch((error: unknown) => {
+      if (error instanceof Error && error.message === 'Query read timeout') abandoned = true;
+      throw error;
+    });
+  };
+  return {
+    query,
+    release() {
+      client.release(abandoned ? new Error('Database connection abandoned after a timeout') : undefined);
+    },
+  };
+}
