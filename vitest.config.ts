@@ -11,6 +11,7 @@ const perBackend = [
   'test/auth/**/*.test.ts',
   'test/realtime/**/*.test.ts',
   'test/domain/**/*.test.ts',
+  'test/observability/**/*.test.ts',
 ];
 /** Several instances on one PostgreSQL and one Redis: the postgres project only. */
 const scale = ['test/scale/**/*.test.ts'];

@@ -19,6 +19,8 @@ import { buildSchema } from './graphql/schema.js';
 import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws.js';
 import { healthRoutes } from './health.js';
 import { FrontDoor } from './http/front-door.js';
+import { Observability } from './observability/index.js';
+import { logStreamFor } from './observability/pretty.js';
 
 export interface Inkwell {
   app: FastifyInstance;
@@ -32,6 +34,8 @@ export interface Inkwell {
   auth: AuthService;
   /** Answers anonymous cached queries before node:http and Fastify (src/http/front-door.ts). */
   front: FrontDoor;
+  /** Metrics, request logs, WebSocket observation (src/observability). */
+  observability: Observability;
   /** Stops accepting work, lets in-flight requests finish, then closes the backends. */
   close(): Promise<void>;
 }
@@ -62,10 +66,12 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
 
   const responseCache = config.responseCacheBytes > 0 ? new ResponseCache(backends.dataVersion, config.responseCacheBytes) : undefined;
   const front = new FrontDoor();
+  const observability = new Observability({ env: config.env, metricsToken: config.metricsToken });
 
   const app = Fastify({
     serverFactory: front.serverFactory,
-    logger: { level: config.logLevel, redact, serializers: { req: serializeRequest } },
+    logger: { level: config.logLevel, redact, serializers: { req: serializeRequest }, ...(await logStreamFor()) }, // observability: pretty on a terminal
+    logController: observability.logController, // observability: one line per request, and the duration metrics
     // Behind a proxy the client address comes from X-Forwarded-For (rate limits use it).
     trustProxy: config.trustProxy,
     return503OnClosing: true,
@@ -73,6 +79,8 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   });
 
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
+  await app.register(observability.plugin); // observability: GET /metrics, app.metrics, request.observation
+  observability.metrics.watchPool(() => backends.db.poolUse()); // observability:
   await app.register(healthRoutes, backends);
   const auth = await setupAuth(app, { config, backends, services });
   await app.register(graphqlHttpPlugin, {
@@ -90,6 +98,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     persisted,
     isProduction: config.isProduction,
     log: app.log,
+    observability: observability.webSocket(app.log), // observability:
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,
     authenticateToken: async (token) => (await auth.auth.callers.fromToken(token)).caller,
@@ -99,6 +108,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
       return count <= config.rateLimit.max;
     },
   });
+  observability.metrics.watchWebSocket(realtime.stats); // observability:
   // Open sockets would keep the HTTP server from closing: they go first, with 1001.
   app.addHook('preClose', () => {
     front.close();
@@ -114,6 +124,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
       isProduction: config.isProduction,
     });
     front.open(answer, app.log);
+    observability.metrics.countHitsAnsweredElsewhere(() => front.answered); // observability: goes with the front door
   }
 
   return {
@@ -125,6 +136,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     realtime,
     auth: auth.auth,
     front,
+    observability,
     async close() {
       await app.close();
       await backends.close();

@@ -40,6 +40,10 @@ const baseSchema = z.object({
   RESPONSE_CACHE_MB: intFrom(0, 4096).default(32),
   SEED_DEMO_DATA: z.enum(['auto', 'never']).default('auto'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Bearer token for GET /metrics outside development (docs: README, "Observability"). */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** OTLP/HTTP base URL; traces go to `<url>/v1/traces`. Unset: no tracing at all. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
 });
 
 export interface OAuthProviderConfig {
@@ -77,6 +81,10 @@ export interface Config {
   responseCacheBytes: number;
   seedDemoData: boolean;
   logLevel: string;
+  /** `GET /metrics` outside development needs it as a bearer token; unset there: 404. */
+  metricsToken: string | undefined;
+  /** OTLP/HTTP base URL of the trace collector; undefined: tracing off. */
+  otlpEndpoint: string | undefined;
   oauthProviders: OAuthProviderConfig[];
 }
 
@@ -141,6 +149,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     responseCacheBytes: e.RESPONSE_CACHE_MB * 1024 * 1024,
     seedDemoData: e.SEED_DEMO_DATA === 'auto' && !isProduction,
     logLevel: e.LOG_LEVEL,
+    metricsToken: e.METRICS_TOKEN,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     oauthProviders,
   };
 }

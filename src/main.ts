@@ -1,9 +1,12 @@
 // First: V8 flags must be set before the rest of the app loads.
 import './runtime-flags.js';
-import { buildInkwell } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
-/** Start-up: config → app → listen → graceful shutdown on SIGTERM/SIGINT. */
+/**
+ * Start-up: config → tracing (when configured) → app → listen → graceful shutdown on
+ * SIGTERM/SIGINT. The app is imported only after tracing has started: instrumentations
+ * patch `pg` and `ioredis` as they load (src/observability/tracing-start.ts).
+ */
 async function main(): Promise<void> {
   let config;
   try {
@@ -16,6 +19,11 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  // observability: tracing starts before the app's modules load, and only when configured.
+  const stopTracing = config.otlpEndpoint
+    ? await (await import('./observability/tracing-start.js')).startTracing({ endpoint: config.otlpEndpoint })
+    : undefined;
+  const { buildInkwell } = await import('./app.js');
   const inkwell = await buildInkwell(config);
   const { app } = inkwell;
 
@@ -32,6 +40,7 @@ async function main(): Promise<void> {
     deadline.unref();
     try {
       await inkwell.close();
+      await stopTracing?.(); // observability: spans still buffered are sent before exit.
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'error during shutdown');

@@ -122,6 +122,7 @@ export async function setupAuth(app: FastifyInstance, deps: { config: Config; ba
       const decision: LimitDecision = counted ?? (await limits.graphql(request, reply));
       if (decision.allowed) return;
       const body = { error: TOO_MANY_REQUESTS, errors: [{ message: TOO_MANY_REQUESTS, extensions: { code: 'RATE_LIMITED' } }] };
+      request.server.metrics.graphqlError('RATE_LIMITED'); // observability:
       reply.code(429).type('application/json; charset=utf-8').send(JSON.stringify(body));
     },
   };

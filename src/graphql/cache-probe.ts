@@ -28,6 +28,8 @@ export interface ProbedMiss {
  */
 export interface ProbedHit {
   hit: Buffer;
+  /** The operation answered (observability: its name and type in the request's log line). */
+  prepared: PreparedOperation;
   key: string;
   repeatable: boolean;
 }
@@ -58,7 +60,7 @@ export class CacheProbe {
     }
     if (prepared.operationType !== 'query') return undefined;
     const cached = await this.cache.lookup(prepared, params.variables, caller);
-    if (cached && 'body' in cached) return { hit: cached.body, key: cached.key, repeatable };
+    if (cached && 'body' in cached) return { hit: cached.body, prepared, key: cached.key, repeatable };
     return { miss: { params, prepared, slot: cached } };
   }
 }

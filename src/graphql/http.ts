@@ -14,6 +14,8 @@ import type { OperationPipeline, PreparedOperation } from './pipeline.js';
 import { CacheProbe, type ProbedMiss } from './cache-probe.js';
 import { firstHeader, readParams, wantsHtml, type RawGraphQLRequest } from './request-params.js';
 import type { CacheSlot, ResponseCache } from './response-cache.js';
+import { cacheOutcomeOf, observe } from '../observability/request.js';
+import { traceExecute } from '../observability/tracing.js';
 
 /**
  * The HTTP adapter: graphql-http (the reference GraphQL-over-HTTP implementation)
@@ -59,6 +61,7 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
   const formatOptions = (log: FastifyRequest['log']): FormatOptions => ({
     isProduction,
     onInternal: (error) => log.error({ err: error }, 'unexpected error in a resolver'),
+    onCode: app.metrics.graphqlError, // observability:
   });
 
   const errorResponse = (req: Req, error: RequestError): HttpResponse => {
@@ -97,10 +100,12 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
 
     onSubscribe: async (req, params) => {
       const probed = req.context.probed;
+      if (probed) observe(req.raw).operation(probed.prepared).cache(cacheOutcomeOf(probed.slot)); // observability:
       if (probed) return executionArgs(req, probed.prepared, probed.params, probed.slot);
       let prepared: PreparedOperation;
       try {
         prepared = pipeline.prepare(params.query, params.operationName, params.variables);
+        observe(req.raw).operation(prepared); // observability:
         if (prepared.operationType === 'subscription') {
           throw requestError('Subscriptions are served over WebSocket at this path', 'BAD_REQUEST');
         }
@@ -110,6 +115,7 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
       }
       if (req.context.registerAs) await persisted.register(req.context.registerAs, params.query);
       const cached = await options.responseCache?.lookup(prepared, params.variables, req.context.caller);
+      observe(req.raw).cache(cacheOutcomeOf(cached)); // observability:
       if (cached && 'body' in cached) {
         // A hit here is rare (the probe took the others): a registration of a cached text.
         const type = contentTypeOf(acceptedMediaType(header(req, 'accept')));
@@ -120,7 +126,8 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
 
     execute: (args) => {
       const { prepared, contextValue, variableValues } = args as PreparedArgs;
-      return prepared.compiled.query(undefined, contextValue, variableValues) as ExecutionResult;
+      // observability: the `graphql.execute` span.
+      return traceExecute(prepared, () => prepared.compiled.query(undefined, contextValue, variableValues) as ExecutionResult);
     },
 
     onOperation: (req, args, result) => {
@@ -144,7 +151,10 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
       return [body, { status: 200, statusText: '', headers: { 'content-type': type } }];
     },
 
-    formatError: (error) => ({ message: error.message, extensions: { code: 'BAD_REQUEST' } }) as never,
+    formatError: (error) => {
+      app.metrics.graphqlError('BAD_REQUEST'); // observability:
+      return { message: error.message, extensions: { code: 'BAD_REQUEST' } } as never;
+    },
   });
 
   // The body arrives as text whatever its type: graphql-http decides what is acceptable
@@ -173,6 +183,7 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
       if (reply.sent) return reply;
     }
     const caller = await options.authenticate(request);
+    observe(request).caller(caller); // observability:
     const req: Req = {
       method: request.method,
       url: request.url,
@@ -183,6 +194,7 @@ async function graphqlHttp(app: FastifyInstance, options: GraphQLHttpOptions): P
     };
     if (probe && isAcceptable(request.headers.accept)) {
       const found = await probe.probe(rawRequest(req), caller);
+      if (found && 'hit' in found) observe(request).operation(found.prepared).cache('hit'); // observability:
       if (found && 'hit' in found) return reply.code(200).type(contentTypeOf(acceptedMediaType(request.headers.accept))).send(found.hit);
       if (found) req.context.probed = found.miss;
     }
@@ -226,6 +238,7 @@ function sendError(
   headers: Record<string, string> = {},
 ) {
   const type = contentTypeOf(acceptedMediaType(request.headers.accept));
+  request.server.metrics.graphqlError(code); // observability:
   return reply.code(status).headers(headers).type(type).send(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
 }
 

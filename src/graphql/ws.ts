@@ -19,6 +19,8 @@ import type { OperationPipeline, PreparedOperation } from './pipeline.js';
 import { cookieToken, clientIp, tokenFromParams } from './ws-auth.js';
 import { FanoutHub, type SubscriptionRequest } from './ws-fanout.js';
 import { ERROR_CODES, WS_CLOSE, WS_LIMITS, WS_PATH } from './ws-protocol.js';
+import { traceExecute } from '../observability/tracing.js';
+import type { WsObserver } from '../observability/ws.js';
 
 /**
  * The WebSocket adapter: graphql-transport-ws at /graphql on the HTTP server's port.
@@ -45,6 +47,8 @@ export interface GraphqlWsOptions {
   persisted: PersistedQueries;
   isProduction: boolean;
   log: WsLogger;
+  /** Metrics and a log line per operation (src/observability/ws.ts). */
+  observability?: WsObserver;
   /** `PUBLIC_URL`: pages of this origin (or the request's own host) may authenticate by cookie. */
   publicUrl: string;
   /** Take the client address from X-Forwarded-For (as Fastify's `trustProxy`). */
@@ -101,6 +105,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
   const format: FormatOptions = {
     isProduction: options.isProduction,
     onInternal: (error) => log.error({ err: error }, 'unexpected error in a WebSocket operation'),
+    onCode: options.observability?.graphqlError, // observability:
   };
   const formatAll = (errors: readonly GraphQLError[]): GraphQLFormattedError[] => errors.map((e) => formatError(e, format));
 
@@ -128,6 +133,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     },
 
     onSubscribe: async (ctx, id, payload) => {
+      options.observability?.start(payload); // observability:
       try {
         return await prepareOperation(ctx.extra, id, payload);
       } catch (error) {
@@ -138,14 +144,24 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
 
     execute: (args) => {
       const { prepared, contextValue, variableValues } = args as WsExecutionArgs;
-      return prepared.compiled.query(undefined, contextValue, variableValues) as ExecutionResult;
+      // observability: the `graphql.execute` span.
+      return traceExecute(prepared, () => prepared.compiled.query(undefined, contextValue, variableValues) as ExecutionResult);
+    },
+
+    // observability: executed (query, mutation) or subscribed.
+    onOperation: (_ctx, _id, payload, args) => {
+      const { prepared, contextValue, subscription } = args as WsExecutionArgs;
+      options.observability?.executed(payload, prepared, contextValue?.caller ?? subscription?.caller);
     },
 
     subscribe: (args) => hub.subscribe((args as WsExecutionArgs).subscription!),
 
     onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
 
-    onError: (_ctx, _id, _payload, errors) => formatAll(errors),
+    onError: (_ctx, _id, payload, errors) => {
+      options.observability?.refused(payload, errors); // observability:
+      return formatAll(errors);
+    },
 
     onComplete: (ctx, _id, payload) => {
       ctx.extra.subscriptions.delete(payload);
