@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { CacheOutcome, OperationKind } from './metrics.js';
+import { operationNameOf, type ObservedOperation } from './operation.js';
 
 /**
  * What the GraphQL route learns about a request on its way through — the caller, the
@@ -20,8 +21,8 @@ export class RequestObservation {
     return this;
   }
 
-  operation(prepared: { operationName: string | undefined; operationType: string }): this {
-    this.operationName = prepared.operationName;
+  operation(prepared: ObservedOperation): this {
+    this.operationName = operationNameOf(prepared);
     this.operationType = prepared.operationType as OperationKind;
     return this;
   }

@@ -1,4 +1,5 @@
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import { operationNameOf, type ObservedOperation } from './operation.js';
 
 /**
  * Our own spans, through `@opentelemetry/api` only: the SDK, the exporter and the
@@ -62,26 +63,21 @@ export function withSpan<T>(name: string, fn: (span: Span | undefined) => T, opt
   });
 }
 
-/** What the GraphQL spans say about an operation (the prepared operation has both). */
-export interface TracedOperation {
-  readonly operationName: string | undefined;
-  readonly operationType: string;
-}
-
 /** Semantic-convention attributes of a GraphQL operation, for a recording span. */
-export function operationAttributes(span: Span, operation: TracedOperation): void {
+export function operationAttributes(span: Span, operation: ObservedOperation): void {
   span.setAttribute('graphql.operation.type', operation.operationType);
-  if (operation.operationName) span.setAttribute('graphql.operation.name', operation.operationName);
+  const name = operationNameOf(operation);
+  if (name) span.setAttribute('graphql.operation.name', name);
 }
 
 /** Notes the operation on its span (when one records) and hands it back. */
-export function traced<O extends TracedOperation>(span: Span | undefined, operation: O): O {
+export function traced<O extends ObservedOperation>(span: Span | undefined, operation: O): O {
   if (span) operationAttributes(span, operation);
   return operation;
 }
 
 /** `graphql.execute` around a compiled operation's execution; field errors are counted on the span. */
-export function traceExecute<R extends { errors?: readonly unknown[] }>(operation: TracedOperation, execute: () => R | Promise<R>): R | Promise<R> {
+export function traceExecute<R extends { errors?: readonly unknown[] }>(operation: ObservedOperation, execute: () => R | Promise<R>): R | Promise<R> {
   if (tracer === undefined) return execute();
   return withSpan('graphql.execute', (span) => {
     if (span === undefined) return execute();

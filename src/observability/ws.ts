@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { infoEnabled } from './log-level.js';
 import type { Metrics, OperationKind } from './metrics.js';
+import { operationNameOf, type ObservedOperation } from './operation.js';
 
 /**
  * GraphQL operations over WebSocket, observed like HTTP requests: a duration in the
@@ -33,10 +34,10 @@ export class WsObserver {
   /** Executed (a query or mutation) or subscribed (graphql-ws `onOperation`). */
   executed(
     payload: object,
-    operation: { operationName: string | undefined; operationType: string },
+    operation: ObservedOperation,
     caller: { kind: string; id?: string } | undefined,
   ): void {
-    this.finish(payload, 200, operation.operationType as OperationKind, operation.operationName, caller);
+    this.finish(payload, 200, operation.operationType as OperationKind, operationNameOf(operation), caller);
   }
 
   /** Refused before execution (graphql-ws `onError` with the errors `onSubscribe` returned). */

@@ -20,13 +20,21 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+export interface ServiceOptions {
+  /** Runs it on a pseudo-terminal (util-linux `script`), as in a developer's shell. */
+  terminal?: boolean;
+}
+
+export async function startService(env: Record<string, string>, options: ServiceOptions = {}): Promise<ServiceProcess> {
   const port = await freeLoopbackPort();
   const url = `http://127.0.0.1:${port}`;
   const dir = mkdtempSync(join(tmpdir(), 'inkwell-obs-'));
   const backend = await backendEnv(dir);
   const { REDIS_URL: _redis, DATABASE_URL: _db, ...inherited } = process.env;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const command: [string, string[]] = options.terminal
+    ? ['script', ['--quiet', '--flush', '--return', '--command', `'${process.execPath}' --import tsx src/main.ts`, '/dev/null']]
+    : [process.execPath, ['--import', 'tsx', 'src/main.ts']];
+  const child: ChildProcess = spawn(command[0], command[1], {
     env: {
       ...inherited,
       NODE_ENV: 'development',
