@@ -44,6 +44,8 @@ export class Metrics {
   private readonly hitSources: { read: () => number; seen: number }[] = [];
 
   constructor() {
+    // The process's default metrics start sampling (the event-loop delay) with the first app.
+    processRegistry();
     const registers = [this.registry];
     this.duration = new Histogram({
       name: 'inkwell_request_duration_seconds',
