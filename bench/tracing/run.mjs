@@ -7,7 +7,8 @@
  *    (RESPONSE_CACHE_MB=0, so every request runs prepare, execute and its SQL): the
  *    service with tracing off, and with tracing on exporting every span over OTLP/HTTP
  *    to a sink in its own process; with `--base=<checkout>` (a built checkout without
- *    this instrumentation, e.g. the commit before it) that one too. Variants alternate
+ *    this instrumentation, e.g. the commit before it) that one too; with `--logs` also
+ *    tracing off at LOG_LEVEL=info (the bench's services log at warn). Variants alternate
  *    within each round (BENCH_ROUNDS, default 3); the table shows medians of req/s,
  *    p99 and the service's CPU per request, the steadiest measure on a shared VM.
  */
@@ -16,7 +17,7 @@ import { installCleanup, forkTracked, stopChild, waitForMessage } from '../lib/c
 import { waitForQuiet } from '../lib/cpu.mjs';
 import { runLoad } from '../lib/load.mjs';
 import { createBenchDatabase } from '../lib/seed.mjs';
-import { postGraphQL, serviceEnv, startService } from '../lib/service.mjs';
+import { ROOT, freePort, postGraphQL, serviceEnv } from '../lib/service.mjs';
 import { ROUNDS } from '../lib/scenario.mjs';
 import { measureCallSites } from './micro.mjs';
 
@@ -39,17 +40,20 @@ async function startSink() {
   };
 }
 
-/** Like startService, from another checkout's dist/main.js (the baseline). */
-async function startBaseService({ dbFile, env }) {
-  const { freePort } = await import('../lib/service.mjs');
+/**
+ * Like startService, but from any checkout's dist/main.js (the baseline's too), with the
+ * service's stdout discarded: at LOG_LEVEL=info it writes a line per request.
+ */
+async function startBuilt({ root, dbFile, env }) {
   const port = await freePort();
-  const child = forkTracked(join(resolve(base), 'dist/main.js'), [], { cwd: resolve(base), env: serviceEnv({ dbFile, port, env }) });
+  const child = forkTracked(join(root, 'dist/main.js'), [], { cwd: root, env: serviceEnv({ dbFile, port, env }), stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const url = `http://127.0.0.1:${port}`;
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    if (child.exitCode !== null) throw new Error(`the service in ${root} exited during start-up`);
     const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return { url, graphqlUrl: `${url}/graphql`, child, stop: () => stopChild(child) };
+    if (ok) return { url, graphqlUrl: `${url}/graphql`, child, stop: () => stopChild(child, 15_000) };
   }
-  throw new Error('the baseline service did not start');
+  throw new Error(`the service in ${root} did not start`);
 }
 
 async function main() {
@@ -57,16 +61,19 @@ async function main() {
   const micro = measureCallSites();
   const perOp = micro.withSpanNs + micro.traceExecuteNs - 2 * micro.directNs;
   console.log(`direct call ${micro.directNs.toFixed(2)} ns; withSpan ${micro.withSpanNs.toFixed(2)} ns; traceExecute ${micro.traceExecuteNs.toFixed(2)} ns`);
-  console.log(`→ ${perOp.toFixed(1)} ns added per executed operation (two call sites)\n`);
+  console.log(`→ ${perOp.toFixed(1)} ns added per executed operation (two call sites)`);
+  console.log(`(always on, for scale: the metrics of one request, ${micro.metricsPerRequestNs.toFixed(0)} ns)\n`);
 
   const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
   const sink = await startSink();
   const env = { RESPONSE_CACHE_MB: '0' };
+  const start = (root, extra = {}) => () => startBuilt({ root, dbFile: db.dbFile, env: { ...env, ...extra } });
   const variants = [
-    { name: 'tracing off', start: () => startService({ dbFile: db.dbFile, env }) },
-    { name: 'tracing on (OTLP/HTTP to a sink)', start: () => startService({ dbFile: db.dbFile, env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint } }) },
+    { name: 'tracing off', start: start(ROOT) },
+    { name: 'tracing on (OTLP/HTTP to a sink)', start: start(ROOT, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint }) },
   ];
-  if (base) variants.unshift({ name: `baseline (${base})`, start: () => startBaseService({ dbFile: db.dbFile, env }) });
+  if (args.includes('--logs')) variants.push({ name: 'tracing off, LOG_LEVEL=info (a line per request)', start: start(ROOT, { LOG_LEVEL: 'info' }) });
+  if (base) variants.unshift({ name: `baseline (${base})`, start: start(resolve(base)) });
 
   const scenarios = [
     { name: 'user(id) { id name }, executed', query: `{ user(id: "${db.userIds[0]}") { id name } }` },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD, cookieOf, json, login, register, uniqueEmail } from '../auth/helpers.js';
+import { collect, waitFor, wsClient } from '../realtime/helpers.js';
 import { testBackend } from '../helpers/server.js';
 import { startService, type ServiceProcess } from './service.js';
 
@@ -9,6 +10,7 @@ import { startService, type ServiceProcess } from './service.js';
 
 interface Line {
   msg: string;
+  transport?: string;
   reqId?: string;
   method?: string;
   url?: string;
@@ -81,6 +83,24 @@ describe('request logs', () => {
       expect(typeof line.durationMs).toBe('number');
       expect(line.durationMs).toBeGreaterThan(0);
     }
+
+    // Over WebSocket: a line per operation, the same fields.
+    const client = wsClient(`${service.url.replace(/^http/, 'ws')}/graphql`, { authorization: `Bearer ${session.accessToken}` });
+    try {
+      const overWs = collect(client, { query: 'query OverTheSocket { me { id } }' });
+      await waitFor(() => overWs.completed, 5_000, 'the query over WebSocket');
+      expect(overWs.results).toEqual([{ data: { me: { id: userId } } }]);
+    } finally {
+      await client.dispose();
+    }
+    await waitFor(() => lines(service.output()).some((l) => l.operation === 'OverTheSocket'), 5_000, 'the WebSocket line');
+    expect(lines(service.output()).find((l) => l.operation === 'OverTheSocket')).toMatchObject({
+      msg: 'operation completed',
+      transport: 'ws',
+      status: 200,
+      operationType: 'query',
+      caller: userId,
+    });
 
     const output = service.output();
     for (const secret of [session.accessToken, refreshToken, rotated, session.authCookie.slice('auth-token='.length), PASSWORD]) {
