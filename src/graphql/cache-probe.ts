@@ -60,7 +60,7 @@ export class CacheProbe {
     }
     if (prepared.operationType !== 'query') return undefined;
     const cached = await this.cache.lookup(prepared, params.variables, caller);
-    if (cached && 'body' in cached) return { hit: cached.body, prepared, key: cached.key, repeatable };
+    if (cached && 'body' in cached) return { hit: cached.body, prepared, key: cached.key, repeatable }; // observability: + prepared
     return { miss: { params, prepared, slot: cached } };
   }
 }
