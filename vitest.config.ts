@@ -15,6 +15,7 @@ const perBackend = [
   'test/clients/**/*.test.ts',
   'test/reliability/drain.test.ts',
   'test/reliability/crash.test.ts',
+  'test/observability/**/*.test.ts',
 ];
 /**
  * Several instances on one PostgreSQL and one Redis, and PostgreSQL or Redis failing

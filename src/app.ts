@@ -21,6 +21,8 @@ import { corsPlugin } from './http/cors.js';
 import { trackConnections } from './http/drain.js';
 import { setNotFound } from './http/not-found.js';
 import { clientKey, limiterKey } from './rate-limit/limiter.js';
+import { Observability } from './observability/index.js';
+import { logStreamFor } from './observability/pretty.js';
 
 export interface Inkwell {
   app: FastifyInstance;
@@ -34,9 +36,11 @@ export interface Inkwell {
   realtime: GraphqlWsServer;
   /** The account area: sessions, tokens, callers (src/auth). */
   auth: AuthService;
+  /** Metrics, request logs, WebSocket observation (src/observability). */
+  observability: Observability;
   /**
    * Stops accepting work, lets in-flight requests finish, then closes the backends.
-   * `lingerMs`: how long idle keep-alive connections may still bring a request (src/drain.ts).
+   * `lingerMs`: how long idle keep-alive connections may still bring a request (src/http/drain.ts).
    */
   close(options?: { lingerMs?: number }): Promise<void>;
 }
@@ -68,8 +72,11 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   const responseCache = config.responseCacheBytes > 0 ? new ResponseCache(backends.dataVersion, config.responseCacheBytes) : undefined;
   const preparer = new RequestPreparer(pipeline, persisted, responseCache);
 
+  const observability = new Observability({ env: config.env, metricsToken: config.metricsToken });
+
   const app = Fastify({
-    logger: { level: config.logLevel, redact, serializers: { req: serializeRequest } },
+    logger: { level: config.logLevel, redact, serializers: { req: serializeRequest }, ...(await logStreamFor()) }, // observability: pretty on a terminal
+    logController: observability.logController, // observability: one line per request, and the duration metrics
     // Behind a proxy the client address comes from X-Forwarded-For (rate limits use it).
     trustProxy: config.trustProxy,
     return503OnClosing: true,
@@ -89,6 +96,8 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   // First at the root: preflights are answered before rate limits and authentication.
   await app.register(corsPlugin, config.cors);
   setNotFound(app, { '/graphql': methodNotAllowed });
+  await app.register(observability.plugin); // observability: GET /metrics, app.metrics, request.observation
+  observability.metrics.watchPool(() => backends.db.poolUse()); // observability:
   await app.register(healthRoutes, backends);
   const auth = await setupAuth(app, { config, backends, services });
   if (!config.isProduction) await app.register(graphiqlAssetsPlugin);
@@ -108,6 +117,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     responseCache,
     isProduction: config.isProduction,
     log: app.log,
+    observability: observability.webSocket(app.log), // observability:
     publicUrl: config.publicUrl,
     cors: config.cors,
     trustProxy: config.trustProxy,
@@ -118,6 +128,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
       return count <= config.rateLimit.max;
     },
   });
+  observability.metrics.watchWebSocket(realtime.stats); // observability:
   // Open sockets would keep the HTTP server from closing: they go first, with 1001.
   app.addHook('preClose', () => realtime.close());
 
@@ -130,6 +141,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     responseCache,
     realtime,
     auth: auth.auth,
+    observability,
     async close({ lingerMs = 0 } = {}) {
       // WebSockets get their 1001 while HTTP connections drain.
       await Promise.all([realtime.close(), connections.drain(lingerMs)]);

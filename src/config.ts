@@ -44,6 +44,10 @@ const baseSchema = z.object({
   SEED_DEMO_DATA: z.enum(['auto', 'never']).default('auto'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CORS_ORIGINS: z.string().default('').transform(parseOrigins),
+  /** Bearer token for GET /metrics outside development (docs: README, "Observability"). */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** OTLP/HTTP base URL; traces go to `<url>/v1/traces`. Unset: no tracing at all. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
 });
 
 /**
@@ -121,6 +125,10 @@ export interface Config {
   responseCacheBytes: number;
   seedDemoData: boolean;
   logLevel: string;
+  /** `GET /metrics` outside development needs it as a bearer token; unset there: 404. */
+  metricsToken: string | undefined;
+  /** OTLP/HTTP base URL of the trace collector; undefined: tracing off. */
+  otlpEndpoint: string | undefined;
   oauthProviders: OAuthProviderConfig[];
   /** Browser origins allowed to call /graphql and /api/* with credentials (src/http/cors.ts). */
   cors: { origins: string[]; allowLoopback: boolean };
@@ -189,6 +197,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     responseCacheBytes: e.RESPONSE_CACHE_MB * 1024 * 1024,
     seedDemoData: e.SEED_DEMO_DATA === 'auto' && !isProduction,
     logLevel: e.LOG_LEVEL,
+    metricsToken: e.METRICS_TOKEN,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     oauthProviders,
     // Outside production, a local front-end on any port of localhost or 127.0.0.1 too.
     cors: { origins: e.CORS_ORIGINS, allowLoopback: !isProduction },

@@ -1,14 +1,17 @@
 // First: V8 flags must be set before the rest of the app loads.
 import './runtime-flags.js';
-import { buildInkwell } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
-/** Idle keep-alive connections may still bring a request this long after SIGTERM (src/drain.ts). */
+/** Idle keep-alive connections may still bring a request this long after SIGTERM (src/http/drain.ts). */
 const DRAIN_LINGER_MS = 1_000;
 /** A drain that takes longer is cut short (exit 1): a stop timeout of 15 s leaves room. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-/** Start-up: config → app → listen → graceful shutdown on SIGTERM/SIGINT. */
+/**
+ * Start-up: config → tracing (when configured) → app → listen → graceful shutdown on
+ * SIGTERM/SIGINT. The app is imported only after tracing has started: instrumentations
+ * patch `pg` and `ioredis` as they load (src/observability/tracing-start.ts).
+ */
 async function main(): Promise<void> {
   let config;
   try {
@@ -21,6 +24,11 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  // observability: tracing starts before the app's modules load, and only when configured.
+  const stopTracing = config.otlpEndpoint
+    ? await (await import('./observability/tracing-start.js')).startTracing({ endpoint: config.otlpEndpoint })
+    : undefined;
+  const { buildInkwell } = await import('./app.js');
   const inkwell = await buildInkwell(config);
   const { app } = inkwell;
 
@@ -37,6 +45,7 @@ async function main(): Promise<void> {
     deadline.unref();
     try {
       await inkwell.close({ lingerMs: DRAIN_LINGER_MS });
+      await stopTracing?.(); // observability: spans still buffered are sent before exit.
       app.log.info('drained; exiting');
       process.exit(0);
     } catch (error) {

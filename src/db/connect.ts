@@ -6,7 +6,9 @@ import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
 import { createPostgresPool } from './postgres-pool.js';
 import type { Database } from './schema.js';
+import { countSingleConnection, type PoolUse } from './pool-use.js';
 import { externalChangeCounter, type ChangeCounter } from './sqlite-changes.js';
+import { traceStatements } from './statement-spans.js';
 import { trackWrites, type CommittedWriteListener } from './write-tracking.js';
 
 /**
@@ -24,6 +26,8 @@ export interface Db {
    * `user:role` operator script. Result caches are valid only while it stays the same.
    */
   changeStamp(): string;
+  /** How the connections are used now (the metrics read it at scrape time). */
+  poolUse(): PoolUse;
   /** Adds a listener awaited after every committed write of this process. */
   onCommittedWrite(listener: CommittedWriteListener): void;
   /** Resolves when the database answers a trivial query. */
@@ -46,6 +50,7 @@ export function connectDatabase(database: Config['database']): Db {
   let external: ChangeCounter = { read: () => 0, close: () => {} };
 
   let dialect: Dialect;
+  let poolUse: () => PoolUse;
   if (database.kind === 'sqlite') {
     const file = database.file === ':memory:' ? ':memory:' : resolve(database.file);
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -56,11 +61,16 @@ export function connectDatabase(database: Config['database']): Db {
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
-    dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
+    // observability: SQLite's statements get spans here while tracing is on, and its one connection is counted.
+    const counted = countSingleConnection(traceStatements(new SqliteDialect({ database: withStatementCache(sqlite) })));
+    dialect = counted.dialect;
+    poolUse = counted.use;
     external = externalChangeCounter(sqlite, file);
   } else {
     const pool = createPostgresPool(database);
     dialect = new PostgresDialect({ pool });
+    const max = database.poolSize;
+    poolUse = () => ({ max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }); // observability:
   }
   const kysely = new Kysely<Database>({ dialect: trackWrites(dialect, committed), log });
 
@@ -71,6 +81,7 @@ export function connectDatabase(database: Config['database']): Db {
       return queryCount;
     },
     changeStamp: () => `${writes}.${external.read()}`,
+    poolUse: () => poolUse(),
     onCommittedWrite: (listener) => void listeners.push(listener),
     async ping() {
       await sql`select 1`.execute(kysely);

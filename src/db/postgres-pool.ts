@@ -23,7 +23,14 @@ export interface PoolOptions {
   statementTimeoutMs?: number;
 }
 
-export function createPostgresPool(options: PoolOptions): PostgresPool {
+/** Kysely's pool, plus the counts the pool-use gauges read. */
+export interface CountedPostgresPool extends PostgresPool {
+  readonly totalCount: number;
+  readonly idleCount: number;
+  readonly waitingCount: number;
+}
+
+export function createPostgresPool(options: PoolOptions): CountedPostgresPool {
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString: options.url,
@@ -57,6 +64,16 @@ export function createPostgresPool(options: PoolOptions): PostgresPool {
       return wrapper;
     },
     end: () => pool.end(),
+    // Read by the pool-use gauges (src/observability).
+    get totalCount() {
+      return pool.totalCount;
+    },
+    get idleCount() {
+      return pool.idleCount;
+    },
+    get waitingCount() {
+      return pool.waitingCount;
+    },
   };
 }
 

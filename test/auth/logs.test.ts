@@ -112,7 +112,7 @@ describe.runIf(testBackend === 'sqlite')('nothing secret reaches the log', () =>
     await fetch(location, { redirect: 'manual', headers: cookies(`oauth-flow=${flowCookie}`) });
 
     await new Promise((r) => setTimeout(r, 300));
-    expect(output).toContain('incoming request');
+    expect(output).toContain('request completed');
     expect(output).toContain('external sign-in callback refused');
     expect(output).toContain('/api/auth/callback/testidp?code=%5Bredacted%5D');
     for (const secret of secrets) {

@@ -9,6 +9,7 @@ import { RequestError, formatError, requestError, withCode, type FormatOptions }
 import { execute, type RequestPreparer } from '../operation/request.js';
 import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
 import { readParams, wantsHtml } from './params.js';
+import { cacheOutcomeOf, observe } from '../../observability/request.js';
 
 /**
  * GraphQL over HTTP at /graphql (docs/graphql-endpoint.md), on Fastify: rate limit →
@@ -43,6 +44,7 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
   const formatOptions = (request: FastifyRequest): FormatOptions => ({
     isProduction,
     onInternal: (error) => request.log.error({ err: error }, 'unexpected error in a resolver'),
+    onCode: app.metrics.graphqlError, // observability:
   });
 
   const sendRefusal = (request: FastifyRequest, reply: FastifyReply, error: RequestError) => {
@@ -58,9 +60,11 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
     const decision = await limit(request, reply);
     if (!decision.allowed) {
       const body = { error: TOO_MANY_REQUESTS, errors: [{ message: TOO_MANY_REQUESTS, extensions: { code: 'RATE_LIMITED' } }] };
+      app.metrics.graphqlError('RATE_LIMITED'); // observability:
       return reply.code(429).type('application/json; charset=utf-8').send(JSON.stringify(body));
     }
     const identity = await identify(request);
+    observe(request).caller(identity.caller); // observability:
     if (identity.rejected) {
       // docs/permissions.md: a present but invalid credential is refused, so clients know to refresh.
       options.refuseCredential(reply, identity);
@@ -75,6 +79,8 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
       if (error instanceof RequestError) return sendRefusal(request, reply, error);
       throw error;
     }
+    // observability: the operation and the cache outcome, for the request's metrics and log line.
+    observe(request).operation('cached' in admission ? admission.operation : admission.prepared.operation).cache('cached' in admission ? 'hit' : cacheOutcomeOf(admission.prepared.cacheSlot));
     if ('cached' in admission) return reply.code(200).type(responseType(request)).send(admission.cached);
     const { prepared } = admission;
     const execution = await execute(prepared, services);

@@ -10,6 +10,8 @@ import { isAppError, type WireCode } from '../../errors.js';
 export interface FormatOptions {
   isProduction: boolean;
   onInternal: (error: unknown) => void;
+  /** Sees the code of every error formatted (observability: errors by code). */
+  onCode?: (code: string) => void;
 }
 
 export const INTERNAL_MESSAGE = 'Internal server error';
@@ -67,6 +69,7 @@ export function formatError(error: GraphQLError, options: FormatOptions): GraphQ
     if (typeof code !== 'string' && options.isProduction && error.path) message = INTERNAL_MESSAGE;
   }
 
+  options.onCode?.(extensions['code'] as string); // observability:
   const formatted: GraphQLFormattedError = { message, extensions };
   if (error.locations) (formatted as { locations?: unknown }).locations = error.locations;
   if (error.path) (formatted as { path?: unknown }).path = error.path;

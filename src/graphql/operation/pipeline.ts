@@ -15,6 +15,7 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
 import { RequestError, requestError, withCode } from './errors.js';
+import { traced, withSpan } from '../../observability/tracing.js';
 import {
   collectFragments,
   complexityDependsOnVariables,
@@ -82,6 +83,15 @@ export class OperationPipeline {
 
   /** Throws RequestError (a 4xx with no data) for anything that must not execute. */
   prepare(
+    query: string,
+    operationName: string | null | undefined,
+    variables: Record<string, unknown> | null | undefined,
+  ): PreparedOperation {
+    // observability: the `graphql.prepare` span (parse, validate, compile; short when cached).
+    return withSpan('graphql.prepare', (span) => traced(span, this.prepareNow(query, operationName, variables)));
+  }
+
+  private prepareNow(
     query: string,
     operationName: string | null | undefined,
     variables: Record<string, unknown> | null | undefined,

@@ -2,6 +2,7 @@ import type { ExecutionResult } from 'graphql';
 import type { Caller } from '../../domain/caller.js';
 import type { Services } from '../../domain/services.js';
 import type { CacheSlot, ResponseCache } from '../cache/response-cache.js';
+import { traceExecute } from '../../observability/tracing.js';
 import { createContext } from '../context.js';
 import { requestError } from './errors.js';
 import { assertNesting } from './nesting.js';
@@ -72,5 +73,7 @@ function checkTransport(operation: PreparedOperation, transport: Transport): voi
 /** Runs a prepared query or mutation with a fresh context (caller, loaders). */
 export function execute(prepared: PreparedRequest, services: Services): ExecutionResult | Promise<ExecutionResult> {
   const context = createContext(services, prepared.caller);
-  return prepared.operation.compiled.query(undefined, context, prepared.variables) as ExecutionResult | Promise<ExecutionResult>;
+  const { operation, variables } = prepared;
+  // observability: the `graphql.execute` span (a plain call while tracing is off).
+  return traceExecute(operation, () => operation.compiled.query(undefined, context, variables) as ExecutionResult | Promise<ExecutionResult>);
 }

@@ -21,6 +21,7 @@ import type { CorsPolicy } from '../../http/cors.js';
 import { cookieToken, clientIp, credentialFromParams } from './auth.js';
 import { FanoutHub, type SubscriptionRequest } from './fanout.js';
 import { WS_CLOSE, WS_LIMITS, WS_PATH } from './protocol.js';
+import type { WsObserver } from '../../observability/ws.js';
 
 /**
  * The WebSocket adapter: graphql-transport-ws at /graphql on the HTTP server's port
@@ -67,6 +68,8 @@ export interface GraphqlWsOptions {
    * RATE_LIMITED. Subscriptions are bounded by WS_LIMITS.maxSubscriptions instead.
    */
   limitOperation?(client: { caller: Caller; ip: string }): Promise<boolean>;
+  /** Metrics and a log line per operation (src/observability/ws.ts). */
+  observability?: WsObserver;
 }
 
 export interface GraphqlWsServer {
@@ -92,6 +95,8 @@ interface Connection {
 
 /** What `onSubscribe` hands graphql-ws: a query or mutation to run (or its cached response), or a subscription. */
 interface WsExecutionArgs extends ExecutionArgs {
+  operation: PreparedOperation;
+  caller: Caller;
   run: { prepared: PreparedRequest } | { cached: Buffer } | { subscription: SubscriptionRequest<Connection> };
 }
 
@@ -105,6 +110,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
   const format: FormatOptions = {
     isProduction: options.isProduction,
     onInternal: (error) => log.error({ err: error }, 'unexpected error in a WebSocket operation'),
+    onCode: options.observability?.graphqlError, // observability:
   };
   const formatAll = (errors: readonly GraphQLError[]): GraphQLFormattedError[] => errors.map((e) => formatError(e, format));
 
@@ -134,6 +140,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     },
 
     onSubscribe: async (ctx, id, payload) => {
+      options.observability?.start(payload); // observability:
       try {
         return await prepareOperation(ctx.extra, id, payload);
       } catch (error) {
@@ -153,6 +160,12 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       return result;
     },
 
+    // observability: executed (query, mutation) or subscribed.
+    onOperation: (_ctx, _id, payload, args) => {
+      const { operation, caller } = args as WsExecutionArgs;
+      options.observability?.executed(payload, operation, caller);
+    },
+
     subscribe: (args) => {
       const { run } = args as WsExecutionArgs;
       if (!('subscription' in run)) throw new Error('a query reached subscribe');
@@ -161,7 +174,10 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
 
     onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
 
-    onError: (_ctx, _id, _payload, errors) => formatAll(errors),
+    onError: (_ctx, _id, payload, errors) => {
+      options.observability?.refused(payload, errors); // observability:
+      return formatAll(errors);
+    },
 
     onComplete: (ctx, _id, payload) => {
       ctx.extra.subscriptions.delete(payload);
@@ -204,6 +220,8 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       operationName: operation.operationName,
       variableValues: params.variables,
       rootValue: undefined,
+      operation,
+      caller,
     };
     if ('cached' in admission) return { ...base, run: { cached: admission.cached } };
     const { prepared } = admission;

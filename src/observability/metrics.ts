@@ -1,0 +1,150 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolUse } from '../db/pool-use.js';
+import { processRegistry } from './process-metrics.js';
+
+/**
+ * The service's Prometheus metrics, one registry per app instance (tests build several
+ * apps in one process; prom-client's global registry would refuse the second). Events
+ * are counted as they happen through the small methods below; gauges of state owned
+ * elsewhere (WebSocket connections, the database pool) are read at scrape time.
+ * Names and labels: README, "Observability".
+ */
+
+export type Transport = 'http' | 'ws';
+export type OperationKind = 'query' | 'mutation' | 'subscription' | 'none';
+export type CacheOutcome = 'hit' | 'miss' | 'none';
+
+export interface OperationObservation {
+  transport: Transport;
+  /** The route's pattern (`/graphql`, `/api/auth/login`, …), `none` when no route matched. */
+  route: string;
+  operationType: OperationKind;
+  /** The HTTP status; over WebSocket the one HTTP would have answered (200, 400, 429, 500). */
+  status: number;
+  seconds: number;
+}
+
+export interface WebSocketStats {
+  connections: number;
+  groups: number;
+  subscribers: number;
+  slowConsumersClosed: number;
+}
+
+/** From 100 µs (a cached answer) to 10 s. */
+const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly duration: Histogram<'transport' | 'route' | 'operation_type' | 'status'>;
+  private readonly errors: Counter<'code'>;
+  private readonly cache: Counter<'outcome'>;
+  private readonly rateLimited: Counter<'transport' | 'route'>;
+  /** Cache hits counted by someone else (the front door, src/http/front-door.ts), and what was seen of them. */
+  private readonly hitSources: { read: () => number; seen: number }[] = [];
+
+  constructor() {
+    // The process's default metrics start sampling (the event-loop delay) with the first app.
+    processRegistry();
+    const registers = [this.registry];
+    this.duration = new Histogram({
+      name: 'inkwell_request_duration_seconds',
+      help: 'Time to answer a request (HTTP) or an operation (WebSocket), by transport, route, GraphQL operation type and status',
+      labelNames: ['transport', 'route', 'operation_type', 'status'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.errors = new Counter({ name: 'inkwell_graphql_errors_total', help: 'GraphQL errors sent to clients, by extensions.code', labelNames: ['code'], registers });
+    const hitSources = this.hitSources;
+    this.cache = new Counter({
+      name: 'inkwell_response_cache_requests_total',
+      help: 'Cacheable queries looked up in the response cache, by outcome (hit or miss)',
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        for (const source of hitSources) {
+          const now = source.read();
+          if (now > source.seen) this.inc({ outcome: 'hit' }, now - source.seen);
+          source.seen = now;
+        }
+      },
+    });
+    this.rateLimited = new Counter({
+      name: 'inkwell_rate_limited_total',
+      help: 'Requests and WebSocket operations refused for a client over its rate limit',
+      labelNames: ['transport', 'route'],
+      registers,
+    });
+  }
+
+  observeOperation(o: OperationObservation): void {
+    this.duration.observe({ transport: o.transport, route: o.route, operation_type: o.operationType, status: o.status }, o.seconds);
+    if (o.status === 429) this.rateLimited.inc({ transport: o.transport, route: o.route });
+  }
+
+  /** One error as a client receives it; `code` is its `extensions.code`. */
+  graphqlError = (code: string): void => {
+    this.errors.inc({ code });
+  };
+
+  cacheOutcome(outcome: CacheOutcome): void {
+    if (outcome !== 'none') this.cache.inc({ outcome });
+  }
+
+  /** Hits answered where this code does not run, read as a running count at scrape time. */
+  countHitsAnsweredElsewhere(read: () => number): void {
+    this.hitSources.push({ read, seen: 0 });
+  }
+
+  /** WebSocket gauges, read from the WebSocket server at scrape time. */
+  watchWebSocket(stats: () => WebSocketStats): void {
+    const registers = [this.registry];
+    new Gauge({ name: 'inkwell_websocket_connections', help: 'Open WebSocket connections', registers, collect() { this.set(stats().connections); } });
+    new Gauge({ name: 'inkwell_websocket_subscriptions', help: 'Active subscriptions over WebSocket', registers, collect() { this.set(stats().subscribers); } });
+    new Gauge({
+      name: 'inkwell_websocket_subscription_groups',
+      help: 'Distinct (operation, variables, caller) groups the active subscriptions share; each event executes once per group',
+      registers,
+      collect() {
+        this.set(stats().groups);
+      },
+    });
+    new Counter({
+      name: 'inkwell_websocket_slow_consumers_closed_total',
+      help: 'WebSockets closed because the client stopped reading',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().slowConsumersClosed);
+      },
+    });
+  }
+
+  /** Database pool gauges, read from the pool at scrape time. */
+  watchPool(use: () => PoolUse): void {
+    const registers = [this.registry];
+    new Gauge({ name: 'inkwell_db_pool_max', help: 'Connections the database pool may open (1 on SQLite)', registers, collect() { this.set(use().max); } });
+    new Gauge({
+      name: 'inkwell_db_pool_connections',
+      help: 'Open database connections, by state (in_use or idle)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const { open, idle } = use();
+        this.set({ state: 'in_use' }, open - idle);
+        this.set({ state: 'idle' }, idle);
+      },
+    });
+    new Gauge({ name: 'inkwell_db_pool_waiting', help: 'Queries or transactions waiting for a database connection', registers, collect() { this.set(use().waiting); } });
+  }
+
+  /** The Prometheus text exposition: the process's default metrics, then this app's. */
+  async render(): Promise<string> {
+    const [process, app] = await Promise.all([processRegistry().metrics(), this.registry.metrics()]);
+    return `${process}\n${app}`;
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
