@@ -40,8 +40,6 @@ export class Metrics {
   private readonly errors: Counter<'code'>;
   private readonly cache: Counter<'outcome'>;
   private readonly rateLimited: Counter<'transport' | 'route'>;
-  /** Cache hits counted by someone else (the front door, src/http/front-door.ts), and what was seen of them. */
-  private readonly hitSources: { read: () => number; seen: number }[] = [];
 
   constructor() {
     // The process's default metrics start sampling (the event-loop delay) with the first app.
@@ -55,19 +53,11 @@ export class Metrics {
       registers,
     });
     this.errors = new Counter({ name: 'inkwell_graphql_errors_total', help: 'GraphQL errors sent to clients, by extensions.code', labelNames: ['code'], registers });
-    const hitSources = this.hitSources;
     this.cache = new Counter({
       name: 'inkwell_response_cache_requests_total',
       help: 'Cacheable queries looked up in the response cache, by outcome (hit or miss)',
       labelNames: ['outcome'],
       registers,
-      collect() {
-        for (const source of hitSources) {
-          const now = source.read();
-          if (now > source.seen) this.inc({ outcome: 'hit' }, now - source.seen);
-          source.seen = now;
-        }
-      },
     });
     this.rateLimited = new Counter({
       name: 'inkwell_rate_limited_total',
@@ -89,11 +79,6 @@ export class Metrics {
 
   cacheOutcome(outcome: CacheOutcome): void {
     if (outcome !== 'none') this.cache.inc({ outcome });
-  }
-
-  /** Hits answered where this code does not run, read as a running count at scrape time. */
-  countHitsAnsweredElsewhere(read: () => number): void {
-    this.hitSources.push({ read, seen: 0 });
   }
 
   /** WebSocket gauges, read from the WebSocket server at scrape time. */

@@ -131,6 +131,7 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
 
 /** 405 with `Allow: GET, POST`: the answer to any other method on /graphql. */
 export function methodNotAllowed(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  request.server.metrics.graphqlError('METHOD_NOT_ALLOWED'); // observability:
   const body = JSON.stringify({ errors: [{ message: 'Method Not Allowed', extensions: { code: 'METHOD_NOT_ALLOWED' satisfies WireCode } }] });
   return reply.code(405).header('allow', 'GET, POST').type(responseType(request)).send(body);
 }
