@@ -1,7 +1,7 @@
 /**
  * The soak's verdict and its markdown: one row per minute, then the checks — zero 5xx
- * and socket errors, heap and RSS flat from minute 2 on, the last minute's p99 within
- * 1.5× of minute 2's, every event delivered — each PASS or FAIL.
+ * and socket errors, heap and RSS flat from minute 2 (SOAK_BASE_MINUTE) on, the last
+ * minute's p99 within 1.5× of minute 2's, every event delivered — each PASS or FAIL.
  */
 
 export const LIMITS = { growth: 0.1, p99Ratio: 1.5 };
@@ -19,7 +19,7 @@ const httpFaults = (m) => m.traffic.non2xx + m.traffic.errors + m.traffic.timeou
 /** { checks: [{ name, pass, detail }], pass } for one database's run. */
 export function judge(run) {
   const { minutes, drain, totals } = run;
-  const base = minutes[Math.min(2, minutes.length) - 1];
+  const base = minutes[Math.min(run.params.baseMinute, minutes.length) - 1];
   const last = minutes[minutes.length - 1];
   const closes = mergeCloses([...minutes.map((m) => m.ws.closes), drain.closes]);
   const non2xx = sum(minutes, (m) => m.traffic.non2xx);
@@ -94,7 +94,7 @@ export function formatRun(run) {
   const { checks, pass } = judge(run);
   const header = [
     'min', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'HTTP err', 'wrong', 'reactions', 'events due', 'received',
-    'event p99 ms', 'WS err', 'RSS MB', 'heap MB', 'handles', 'server CPU', 'generator CPU', 'subscribers CPU', 'other CPU',
+    'event p99 ms', 'WS err', 'RSS MB', 'heap MB', 'handles', 'server CPU', 'server µs/req', 'generator CPU', 'subscribers CPU', 'other CPU',
   ];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => ' ---: ').join('|')}|`];
   for (const m of minutes) {
@@ -102,7 +102,7 @@ export function formatRun(run) {
       m.minute, num(m.traffic.rps), num(m.traffic.p50), num(m.traffic.p99), m.traffic.non2xx,
       m.traffic.errors + m.traffic.timeouts + m.registrations.failed, m.traffic.badBodies, num(m.published.reactions),
       num(m.published.due), num(m.ws.received), num(m.ws.latency.p99), m.ws.errors,
-      num(m.memory.rss / MB, 1), num(m.memory.heapUsed / MB, 1), num(m.memory.handles), pct(m.traffic.serverCpu), pct(m.traffic.generatorCpu), pct(m.subscribersCpu),
+      num(m.memory.rss / MB, 1), num(m.memory.heapUsed / MB, 1), num(m.memory.handles), pct(m.traffic.serverCpu), num(m.traffic.serverCpuUsPerReq), pct(m.traffic.generatorCpu), pct(m.subscribersCpu),
       pct(m.traffic.otherCpu === undefined ? undefined : Math.max(0, m.traffic.otherCpu - (m.subscribersCpu ?? 0))),
     ];
     lines.push(`| ${cells.join(' | ')} |`);

@@ -40,6 +40,8 @@ const PARAMS = {
   /** Shares of the subscribers: userCreated rather than postReactionAdded; signed in. */
   userShare: 0.1,
   signedInShare: 0.25,
+  /** The minute the last one is compared with (heap, RSS, p99). */
+  baseMinute: Number(env.SOAK_BASE_MINUTE ?? 2),
 };
 PARAMS.sampleAt = Math.max(1, PARAMS.minuteSeconds - 10);
 const DBS = { sqlite: ['sqlite'], postgres: ['postgres'], both: ['sqlite', 'postgres'] }[env.SOAK_DB ?? 'both'];
