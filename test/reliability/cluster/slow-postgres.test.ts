@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase } from '../../../src/db/connect.js';
 import { pauseTree, type Paused } from '../../helpers/pause.js';
 import { query, startPostgres, type PostgresCluster } from '../../helpers/postgres.js';
+import { startRedis, type RedisServer } from '../../helpers/redis.js';
 import { eventually, randomIp, startInstance, type Answer, type Instance } from '../../scale/instances.js';
 
 /**
@@ -25,7 +26,11 @@ let instance: Instance;
 let editor: { authorization: string };
 let paused: Paused | undefined;
 
+let redis: RedisServer | undefined;
+
 beforeAll(async () => {
+  // A Redis of its own: other files of the project restart and flush the shared one.
+  redis = await startRedis();
   cluster = await startPostgres();
   databaseUrl = await cluster.createDatabase('inkwell_slow');
   instance = await startInstance('slow-pg', {
@@ -34,8 +39,7 @@ beforeAll(async () => {
     DATABASE_URL: databaseUrl,
     DATABASE_POOL_SIZE: String(POOL),
     DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
-    REDIS_URL: inject('redisUrl'),
-    REDIS_KEY_PREFIX: `slow-pg-${Date.now()}:`,
+    REDIS_URL: redis.url,
     PUBLIC_URL: 'http://127.0.0.1:8080',
     // Every read goes to the database (a cached answer would hide the stall).
     RESPONSE_CACHE_MB: '0',
@@ -54,6 +58,8 @@ afterAll(async () => {
   paused?.resume();
   const code = await instance?.stop();
   await cluster?.destroy();
+  await redis?.destroy();
+  if (code !== 0) console.error(instance?.stderr());
   expect(code).toBe(0);
 });
 
