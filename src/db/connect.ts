@@ -6,8 +6,8 @@ import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
-import { externalChangeCounter, type ChangeCounter } from './sqlite-changes.js';
-import { trackWrites, type CommittedWriteListener } from './write-tracking.js';
+import { externalChanges, type ExternalChanges } from './sqlite-changes.js';
+import { announcedWrites, trackWrites, type UnannouncedWriteListener } from './write-tracking.js';
 
 /**
  * One handle on the configured database. Everything dialect-specific about
@@ -15,21 +15,30 @@ import { trackWrites, type CommittedWriteListener } from './write-tracking.js';
  */
 export interface Db {
   kysely: Kysely<Database>;
+  /**
+   * The handle for src/domain: its writes are announced (src/domain bumps the tags of
+   * what it changed, docs/decisions.md). A write to users, posts, reactions or books
+   * through `kysely` is reported to `onUnannouncedWrite` instead, which invalidates all.
+   */
+  domain: Kysely<Database>;
   dialect: 'sqlite' | 'postgres';
   /** Statements sent since start-up; tests use it to prove batching. */
   readonly queryCount: number;
   /**
-   * Changes whenever data was committed: by this process (counted as writes commit) or,
-   * on SQLite, by another process on the same file (`PRAGMA data_version`), such as the
-   * `user:role` operator script. Result caches are valid only while it stays the same.
+   * SQLite: grows when another process committed to the file (the `user:role` script),
+   * checked at most once per event-loop turn; undefined for a turn that cannot tell.
+   * PostgreSQL has no such stamp (instances share writes through Redis instead).
    */
-  changeStamp(): string;
-  /** Adds a listener awaited after every committed write of this process. */
-  onCommittedWrite(listener: CommittedWriteListener): void;
+  externalChanges: (() => number | undefined) | undefined;
+  /** Adds a listener awaited after every committed write to a cached table that src/domain did not announce. */
+  onUnannouncedWrite(listener: UnannouncedWriteListener): void;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The tables cached results are read from (src/domain/reads.ts names their tags). */
+const CACHED_TABLES: ReadonlySet<string> = new Set(['users', 'posts', 'reactions', 'books']);
 
 export function connectDatabase(database: Config['database']): Db {
   let queryCount = 0;
@@ -37,13 +46,12 @@ export function connectDatabase(database: Config['database']): Db {
     if (event.level === 'query') queryCount++;
   };
 
-  let writes = 0;
-  const listeners: CommittedWriteListener[] = [];
-  const committed = async () => {
-    writes++;
+  const listeners: UnannouncedWriteListener[] = [];
+  const unannounced = async () => {
     for (const listener of listeners) await listener();
   };
-  let external: ChangeCounter = { read: () => 0, close: () => {} };
+  let external: ExternalChanges | undefined;
+  let inTransaction = () => false;
 
   let dialect: Dialect;
   if (database.kind === 'sqlite') {
@@ -57,7 +65,7 @@ export function connectDatabase(database: Config['database']): Db {
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
-    external = externalChangeCounter(sqlite, file);
+    external = externalChanges(sqlite, file, () => inTransaction());
   } else {
     const pool = new pg.Pool({
       connectionString: database.url,
@@ -75,22 +83,25 @@ export function connectDatabase(database: Config['database']): Db {
     pool.on('connect', (client) => client.on('error', () => {}));
     dialect = new PostgresDialect({ pool });
   }
-  const kysely = new Kysely<Database>({ dialect: trackWrites(dialect, committed), log });
+  const tracking = trackWrites(dialect, CACHED_TABLES, unannounced);
+  inTransaction = tracking.inTransaction;
+  const kysely = new Kysely<Database>({ dialect: tracking.dialect, log });
 
   return {
     kysely,
+    domain: kysely.withPlugin(announcedWrites),
     dialect: database.kind,
     get queryCount() {
       return queryCount;
     },
-    changeStamp: () => `${writes}.${external.read()}`,
-    onCommittedWrite: (listener) => void listeners.push(listener),
+    externalChanges: external ? () => external.poll() : undefined,
+    onUnannouncedWrite: (listener) => void listeners.push(listener),
     async ping() {
       await sql`select 1`.execute(kysely);
     },
     async close() {
       await kysely.destroy();
-      external.close();
+      external?.close();
     },
   };
 }

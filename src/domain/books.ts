@@ -3,6 +3,7 @@ import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import { can, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
+import { tags, type Reads } from './reads.js';
 import type { Book, Page } from './types.js';
 import { checkBookAuthor, checkBookTitle, checkPage, checkYear } from './validate.js';
 
@@ -19,13 +20,15 @@ export function toBook(row: BookRow): Book {
 export class BookService {
   constructor(private readonly deps: DomainDeps) {}
 
+  /** Writes through this handle are announced: each bumps the tags of what it changed. */
   private get db() {
-    return this.deps.db.kysely;
+    return this.deps.db.domain;
   }
 
   /** Newest first. */
-  async list(page: Page): Promise<Book[]> {
+  async list(page: Page, reads: Reads): Promise<Book[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
+    reads.depend(tags.books);
     const rows = await this.db
       .selectFrom('books')
       .selectAll()
@@ -38,8 +41,9 @@ export class BookService {
   }
 
   /** In input order, undefined where missing; one query (a DataLoader batch). */
-  async byIds(ids: readonly string[]): Promise<(Book | undefined)[]> {
+  async byIds(ids: readonly string[], reads: Reads): Promise<(Book | undefined)[]> {
     if (ids.length === 0) return [];
+    for (const id of ids) reads.depend(tags.book(id));
     const rows = await this.db.selectFrom('books').selectAll().where('id', 'in', [...new Set(ids)]).execute();
     const byId = new Map(rows.map((row) => [row.id, toBook(row)]));
     return ids.map((id) => byId.get(id));
@@ -57,6 +61,8 @@ export class BookService {
       created_at: nowIso(),
     };
     await this.db.insertInto('books').values(row).execute();
+    // The new id too: a response may have cached its absence.
+    await this.deps.versions.bump([tags.books, tags.book(row.id)]);
     return toBook(row);
   }
 }

@@ -7,6 +7,7 @@ import { can, canSeeUnpublished, isSelf, type Caller, type SignedInCaller } from
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
+import { tags, type Reads } from './reads.js';
 import type { Page, Post } from './types.js';
 import {
   checkId,
@@ -46,7 +47,7 @@ export function toPost(row: PostRow): Post {
 
 /** The post row with its like count, in one statement; the post cache's loader. */
 export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLikes | null> {
-  const row = await db.kysely
+  const row = await db.domain
     .selectFrom('posts')
     .selectAll('posts')
     .select((eb) =>
@@ -65,15 +66,10 @@ export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLik
   return { post: toPost(post), likes: Number(likes ?? 0) };
 }
 
-/**
- * Whose unpublished posts the caller may see: every author's ('all', editors and
- * admins) or those listed. `authorIds` narrows to a batch; without it the caller
- * themself is the only candidate, as canSeeUnpublished grants nothing else.
- */
-function unpublishedScope(caller: Caller, authorIds?: readonly string[]): 'all' | string[] {
+/** Whose unpublished posts the caller may see: every author's (editors and admins), or their own. */
+function unpublishedScope(caller: Caller): 'all' | string[] {
   if (can(caller, 'write:posts')) return 'all';
-  const candidates = authorIds ?? (caller.kind === 'user' ? [caller.id] : []);
-  return candidates.filter((id) => canSeeUnpublished(caller, id));
+  return caller.kind === 'user' ? [caller.id] : [];
 }
 
 function visibleIn(scope: string[]) {
@@ -96,72 +92,108 @@ export class PostService {
     readonly cache: PostCache,
   ) {}
 
+  /** Writes through this handle are announced: each bumps the tags of what it changed. */
   private get db() {
-    return this.deps.db.kysely;
+    return this.deps.db.domain;
   }
 
-  /** Visible posts, newest first. */
-  async list(caller: Caller, page: Page): Promise<Post[]> {
+  /**
+   * Visible posts, newest first. When no draft is among the newest `offset + limit`
+   * posts, every caller sees the same page, and the caller is not consulted at all
+   * (one query, shared by everyone in the response cache); otherwise the page depends
+   * on who may see which drafts.
+   */
+  async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
+    reads.depend(tags.posts);
+    const newest = () => this.db.selectFrom('posts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
+    const rows = await newest().execute();
+    const sameForAll = !rows.some((row) => row.published === 0) && (offset === 0 || !(await this.anyDraftAmongNewest(offset)));
+    if (sameForAll) return rows.map(toPost);
     const scope = unpublishedScope(caller);
-    let query = this.db.selectFrom('posts').selectAll();
-    if (scope !== 'all') query = query.where(visibleIn(scope));
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
-    return rows.map(toPost);
+    if (scope === 'all') return rows.map(toPost);
+    return (await newest().where(visibleIn(scope)).execute()).map(toPost);
+  }
+
+  private async anyDraftAmongNewest(count: number): Promise<boolean> {
+    const newest = this.db.selectFrom('posts').select('published').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(count);
+    const draft = await this.db.selectFrom(newest.as('n')).select('published').where('published', '=', 0).limit(1).executeTakeFirst();
+    return draft !== undefined;
   }
 
   /** Through the cache; null when missing or not visible to the caller. */
-  async byId(caller: Caller, id: string): Promise<Post | null> {
-    return (await this.byIdWithLikes(caller, id))?.post ?? null;
+  async byId(caller: Caller, id: string, reads: Reads): Promise<Post | null> {
+    return (await this.byIdWithLikes(caller, id, reads))?.post ?? null;
   }
 
-  async byIdWithLikes(caller: Caller, id: string): Promise<PostWithLikes | null> {
+  async byIdWithLikes(caller: Caller, id: string, reads: Reads): Promise<PostWithLikes | null> {
     checkId('id', id);
+    reads.depend(tags.post(id));
+    reads.depend(tags.reactions(id));
     const found = await this.cache.get(id);
     return found && isVisible(caller, found.post) ? found : null;
   }
 
-  /** Each author's visible posts, newest first, paged per author; one windowed query for the batch. */
-  async byAuthors(caller: Caller, authorIds: readonly string[], page: Page): Promise<Post[][]> {
+  /**
+   * Each author's visible posts, newest first, paged per author; one windowed query for
+   * the batch. Each post is numbered among all the author's posts (`rn`) and among the
+   * published ones (`rn_pub`), so the query is the same for every caller: only for an
+   * author with a draft on the page is the caller asked whether they may see it.
+   */
+  async byAuthors(caller: Caller, authorIds: readonly string[], page: Page, reads: Reads): Promise<Post[][]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (authorIds.length === 0) return [];
     const unique = [...new Set(authorIds)];
-    const scope = unpublishedScope(caller, unique);
-    let ranked = this.db
+    for (const id of unique) reads.depend(tags.postsBy(id));
+    const end = offset + limit;
+    const ranked = this.db
       .selectFrom('posts')
       .selectAll()
-      .select((eb) =>
+      .select((eb) => [
         eb.fn
-          .agg<number>('row_number')
+          .agg<number | string>('row_number')
           .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
           .as('rn'),
-      )
+        eb.fn
+          .sum<number | string>('published')
+          .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
+          .as('rn_pub'),
+      ])
       .where('author_id', 'in', unique);
-    // Visibility filters before numbering, so each author's page counts visible posts only.
-    if (scope !== 'all') ranked = ranked.where(visibleIn(scope));
     const rows = await this.db
       .selectFrom(ranked.as('p'))
       .selectAll()
-      .where('rn', '>', offset)
-      .where('rn', '<=', offset + limit)
+      .where((eb) => eb.or([eb('rn', '<=', end), eb.and([eb('published', '=', 1), eb('rn_pub', '<=', end)])]))
       .orderBy('rn')
       .execute();
-    const grouped = new Map<string, Post[]>(unique.map((id) => [id, []]));
-    for (const { rn: _rn, ...row } of rows) grouped.get(row.author_id)?.push(toPost(row));
-    return authorIds.map((id) => grouped.get(id) ?? []);
+    const byAuthor = new Map<string, typeof rows>(unique.map((id) => [id, []]));
+    for (const row of rows) byAuthor.get(row.author_id)?.push(row);
+    const pages = new Map<string, Post[]>();
+    for (const [authorId, own] of byAuthor) {
+      // PostgreSQL returns window numbers as bigint strings.
+      const seesAll = !own.some((row) => row.published === 0) || canSeeUnpublished(caller, authorId);
+      const onPage = own.filter((row) => {
+        const n = Number(seesAll ? row.rn : row.rn_pub);
+        return (seesAll || row.published === 1) && n > offset && n <= end;
+      });
+      pages.set(authorId, onPage.map(({ rn: _rn, rn_pub: _pub, ...row }) => toPost(row)));
+    }
+    return authorIds.map((id) => pages.get(id) ?? []);
   }
 
   /** In input order, without a visibility check: callers filter with isVisible. */
-  async byIds(ids: readonly string[]): Promise<(Post | undefined)[]> {
+  async byIds(ids: readonly string[], reads: Reads): Promise<(Post | undefined)[]> {
     if (ids.length === 0) return [];
+    for (const id of ids) reads.depend(tags.post(id));
     const rows = await this.db.selectFrom('posts').selectAll().where('id', 'in', [...new Set(ids)]).execute();
     const byId = new Map(rows.map((row) => [row.id, toPost(row)]));
     return ids.map((id) => byId.get(id));
   }
 
   /** Reactions of type "like" per post; one grouped query. */
-  async likesByPostIds(ids: readonly string[]): Promise<number[]> {
+  async likesByPostIds(ids: readonly string[], reads: Reads): Promise<number[]> {
     if (ids.length === 0) return [];
+    for (const id of ids) reads.depend(tags.reactions(id));
     const rows = await this.db
       .selectFrom('reactions')
       .select((eb) => ['post_id', eb.fn.countAll<string | number>().as('n')])
@@ -202,7 +234,8 @@ export class PostService {
       if (isForeignKeyViolation(err)) throw new NotFoundError('User');
       throw err;
     }
-    // No cache invalidation: the id is new, and missing posts are never cached.
+    // The new id too: a response may have cached its absence.
+    await this.deps.versions.bump([tags.posts, tags.postsBy(row.author_id), tags.post(row.id)]);
     const post = toPost(row);
     if (post.published) await this.emitPublished(post);
     return post;
@@ -225,7 +258,7 @@ export class PostService {
     changes.updated_at = nowIso();
     const result = await this.db.updateTable('posts').set(changes).where('id', '=', id).executeTakeFirst();
     if (result.numUpdatedRows === 0n) throw new NotFoundError('Post');
-    await this.cache.invalidate([id]);
+    await this.deps.versions.bump(changedPost(current));
     return this.reload(id);
   }
 
@@ -233,7 +266,7 @@ export class PostService {
   async publish(caller: Caller, id: string): Promise<Post> {
     const writer = requireWriter(caller);
     checkId('id', id);
-    await this.loadForWrite(writer, id);
+    const current = await this.loadForWrite(writer, id);
     // The `published = 0` condition makes the transition happen once even under concurrency.
     const result = await this.db
       .updateTable('posts')
@@ -241,11 +274,9 @@ export class PostService {
       .where('id', '=', id)
       .where('published', '=', 0)
       .executeTakeFirst();
+    if (result.numUpdatedRows > 0n) await this.deps.versions.bump(changedPost(current));
     const post = await this.reload(id);
-    if (result.numUpdatedRows > 0n) {
-      await this.cache.invalidate([id]);
-      await this.emitPublished(post);
-    }
+    if (result.numUpdatedRows > 0n) await this.emitPublished(post);
     return post;
   }
 
@@ -254,13 +285,14 @@ export class PostService {
     if (caller.kind !== 'user') throw new UnauthenticatedError();
     if (!can(caller, 'delete:posts')) throw new ForbiddenError();
     checkId('id', id);
-    await this.db.transaction().execute(async (trx) => {
+    const deleted = await this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirst();
       if (!row || !isVisible(caller, toPost(row))) throw new NotFoundError('Post');
       await trx.deleteFrom('reactions').where('post_id', '=', id).execute();
       await trx.deleteFrom('posts').where('id', '=', id).execute();
+      return row;
     });
-    await this.cache.invalidate([id]);
+    await this.deps.versions.bump([...changedPost(deleted), tags.reactions(id)]);
     return true;
   }
 
@@ -285,6 +317,11 @@ export class PostService {
       // Subscribers may miss events during a pub/sub outage (SPEC section 1); the post is stored.
     });
   }
+}
+
+/** A post's row changed: the post and the lists it is in. */
+function changedPost(row: Pick<PostRow, 'id' | 'author_id'>): string[] {
+  return [tags.post(row.id), tags.posts, tags.postsBy(row.author_id)];
 }
 
 function requireWriter(caller: Caller): SignedInCaller {

@@ -4,7 +4,7 @@ import { channels } from '../realtime/pubsub.js';
 import { canSeeUnpublished, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
-import type { PostCache } from './post-cache.js';
+import { tags, type Reads } from './reads.js';
 import type { Page, Reaction } from './types.js';
 import { checkId, checkPage, checkReactionType, isForeignKeyViolation, isUniqueViolation } from './validate.js';
 
@@ -13,21 +13,19 @@ export function toReaction(row: ReactionRow): Reaction {
 }
 
 export class ReactionService {
-  constructor(
-    private readonly deps: DomainDeps,
-    /** A reaction changes its post's like count, which the post cache holds. */
-    private readonly cache: PostCache,
-  ) {}
+  constructor(private readonly deps: DomainDeps) {}
 
+  /** Writes through this handle are announced: each bumps the tags of what it changed. */
   private get db() {
-    return this.deps.db.kysely;
+    return this.deps.db.domain;
   }
 
   /** Each post's reactions, newest first, paged per post; one windowed query for the batch. */
-  async byPosts(postIds: readonly string[], page: Page): Promise<Reaction[][]> {
+  async byPosts(postIds: readonly string[], page: Page, reads: Reads): Promise<Reaction[][]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (postIds.length === 0) return [];
     const unique = [...new Set(postIds)];
+    for (const id of unique) reads.depend(tags.reactions(id));
     const ranked = this.db
       .selectFrom('reactions')
       .selectAll()
@@ -50,7 +48,7 @@ export class ReactionService {
     return postIds.map((id) => grouped.get(id) ?? []);
   }
 
-  /** In input order, undefined where missing; one query. */
+  /** In input order, undefined where missing; one query. Not read through the API: nothing caches it. */
   async byIds(ids: readonly string[]): Promise<(Reaction | undefined)[]> {
     if (ids.length === 0) return [];
     const rows = await this.db.selectFrom('reactions').selectAll().where('id', 'in', [...new Set(ids)]).execute();
@@ -87,7 +85,7 @@ export class ReactionService {
       throw err;
     }
     const reaction = toReaction(row);
-    await this.cache.invalidate([postId]);
+    await this.deps.versions.bump([tags.reactions(postId)]);
     await this.deps.pubsub.publish(channels.postReactionAdded(postId), reaction).catch(() => {
       // Subscribers may miss events during a pub/sub outage (SPEC section 1); the reaction is stored.
     });

@@ -1,3 +1,4 @@
+import { NO_READS } from '../../src/domain/reads.js';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { ANONYMOUS } from '../../src/domain/caller.js';
 import type { Post } from '../../src/domain/types.js';
@@ -28,13 +29,13 @@ describe('visibility of unpublished posts', () => {
     ] as const;
     for (const [who, sees] of expectations) {
       const caller = cast.as[who];
-      expect((await env.services.posts.byId(caller, draft.id))?.id, who).toBe(sees ? draft.id : undefined);
-      const listed = (await env.services.posts.list(caller, { limit: 100, offset: 0 })).map((p) => p.id);
+      expect((await env.services.posts.byId(caller, draft.id, NO_READS))?.id, who).toBe(sees ? draft.id : undefined);
+      const listed = (await env.services.posts.list(caller, { limit: 100, offset: 0 }, NO_READS)).map((p) => p.id);
       expect(listed, who).toEqual(sees ? [pub.id, draft.id] : [pub.id]);
-      const byAuthor = (await env.services.posts.byAuthors(caller, [cast.alice.id], { limit: 10, offset: 0 }))[0];
+      const byAuthor = (await env.services.posts.byAuthors(caller, [cast.alice.id], { limit: 10, offset: 0 }, NO_READS))[0];
       expect(byAuthor?.map((p) => p.id), who).toEqual(sees ? [pub.id, draft.id] : [pub.id]);
     }
-    expect(await env.services.posts.byId(ANONYMOUS, 'missing')).toBeNull();
+    expect(await env.services.posts.byId(ANONYMOUS, 'missing', NO_READS)).toBeNull();
   });
 });
 
@@ -47,13 +48,13 @@ describe('batched reads', () => {
     await makePost(env, cast.bob, { published: false });
     const ids = [cast.alice.id, cast.bob.id, cast.editor.id, cast.alice.id];
     const before = env.db.queryCount;
-    const pages = await env.services.posts.byAuthors(ANONYMOUS, ids, { limit: 2, offset: 1 });
+    const pages = await env.services.posts.byAuthors(ANONYMOUS, ids, { limit: 2, offset: 1 }, NO_READS);
     expect(env.db.queryCount - before).toBe(1);
     const titles = pages.map((posts) => posts.map((p) => p.title));
     expect(titles).toEqual([['a3', 'a2'], ['b0'], [], ['a3', 'a2']]);
-    const first = await env.services.posts.byAuthors(ANONYMOUS, [cast.alice.id], { limit: 3, offset: 0 });
+    const first = await env.services.posts.byAuthors(ANONYMOUS, [cast.alice.id], { limit: 3, offset: 0 }, NO_READS);
     expect(first[0]?.map((p) => p.title)).toEqual(['a4', 'a3', 'a2']);
-    await expect(env.services.posts.byAuthors(ANONYMOUS, ids, { limit: 0, offset: 0 })).rejects.toMatchObject({
+    await expect(env.services.posts.byAuthors(ANONYMOUS, ids, { limit: 0, offset: 0 }, NO_READS)).rejects.toMatchObject({
       argument: 'limit',
     });
   });
@@ -65,10 +66,10 @@ describe('batched reads', () => {
     await env.services.reactions.add(cast.as.alice, p1.id, 'like');
     await env.services.reactions.add(cast.as.alice, p1.id, 'love');
     let before = env.db.queryCount;
-    expect((await env.services.posts.byIds([p2.id, 'x', p1.id])).map((p) => p?.id)).toEqual([p2.id, undefined, p1.id]);
+    expect((await env.services.posts.byIds([p2.id, 'x', p1.id], NO_READS)).map((p) => p?.id)).toEqual([p2.id, undefined, p1.id]);
     expect(env.db.queryCount - before).toBe(1);
     before = env.db.queryCount;
-    expect(await env.services.posts.likesByPostIds([p2.id, p1.id, 'x'])).toEqual([0, 2, 0]);
+    expect(await env.services.posts.likesByPostIds([p2.id, p1.id, 'x'], NO_READS)).toEqual([0, 2, 0]);
     expect(env.db.queryCount - before).toBe(1);
   });
 
@@ -79,7 +80,7 @@ describe('batched reads', () => {
       authorId: cast.editor.id,
       tags: ['a', 'b'],
     });
-    expect(await env.services.posts.byId(cast.as.editor, post.id)).toMatchObject({
+    expect(await env.services.posts.byId(cast.as.editor, post.id, NO_READS)).toMatchObject({
       title: '<b>Bold</b> 😀',
       content: '& more',
       tags: ['a', 'b'],
@@ -214,8 +215,8 @@ describe('books', () => {
     await new Promise((r) => setTimeout(r, 2));
     const b2 = await env.services.books.add(cast.as.admin, { title: 'Two', author: 'B' });
     expect(b2.year).toBeNull();
-    expect((await env.services.books.list({ limit: 10, offset: 0 })).map((b) => b.id)).toEqual([b2.id, b1.id]);
-    expect((await env.services.books.byIds(['x', b1.id])).map((b) => b?.title)).toEqual([undefined, 'One']);
+    expect((await env.services.books.list({ limit: 10, offset: 0 }, NO_READS)).map((b) => b.id)).toEqual([b2.id, b1.id]);
+    expect((await env.services.books.byIds(['x', b1.id], NO_READS)).map((b) => b?.title)).toEqual([undefined, 'One']);
     await expect(env.services.books.add(cast.as.editor, { title: 'T', author: 'A', year: 3001 })).rejects.toMatchObject({
       argument: 'year',
     });

@@ -69,8 +69,12 @@ function checkTransport(operation: PreparedOperation, transport: Transport): voi
   }
 }
 
-/** Runs a prepared query or mutation with a fresh context (caller, loaders). */
+/**
+ * Runs a prepared query or mutation with a fresh context (caller, loaders). A cacheable
+ * one runs with the slot's recording caller and dependency recorder (src/graphql/cache/).
+ */
 export function execute(prepared: PreparedRequest, services: Services): ExecutionResult | Promise<ExecutionResult> {
-  const context = createContext(services, prepared.caller);
+  const slot = prepared.cacheSlot;
+  const context = slot ? createContext(services, slot.scope.caller, slot.recorder) : createContext(services, prepared.caller);
   return prepared.operation.compiled.query(undefined, context, prepared.variables) as ExecutionResult | Promise<ExecutionResult>;
 }
