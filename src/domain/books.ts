@@ -28,23 +28,16 @@ export class BookService {
   /** Newest first. */
   async list(page: Page, reads: Reads): Promise<Book[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    reads.depend(tags.books);
-    const rows = await this.db
-      .selectFrom('books')
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute();
+    const query = this.db.selectFrom('books').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
+    const rows = await reads.read([tags.books], () => query.execute());
     return rows.map(toBook);
   }
 
   /** In input order, undefined where missing; one query (a DataLoader batch). */
   async byIds(ids: readonly string[], reads: Reads): Promise<(Book | undefined)[]> {
     if (ids.length === 0) return [];
-    for (const id of ids) reads.depend(tags.book(id));
-    const rows = await this.db.selectFrom('books').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const unique = [...new Set(ids)];
+    const rows = await reads.read(unique.map(tags.book), () => this.db.selectFrom('books').selectAll().where('id', 'in', unique).execute());
     const byId = new Map(rows.map((row) => [row.id, toBook(row)]));
     return ids.map((id) => byId.get(id));
   }

@@ -105,14 +105,15 @@ export class PostService {
    */
   async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    reads.depend(tags.posts);
     const newest = () => this.db.selectFrom('posts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
-    const rows = await newest().execute();
-    const sameForAll = !rows.some((row) => row.published === 0) && (offset === 0 || !(await this.anyDraftAmongNewest(offset)));
-    if (sameForAll) return rows.map(toPost);
-    const scope = unpublishedScope(caller);
-    if (scope === 'all') return rows.map(toPost);
-    return (await newest().where(visibleIn(scope)).execute()).map(toPost);
+    const rows = await reads.read([tags.posts], async () => {
+      const page = await newest().execute();
+      const sameForAll = !page.some((row) => row.published === 0) && (offset === 0 || !(await this.anyDraftAmongNewest(offset)));
+      if (sameForAll) return page;
+      const scope = unpublishedScope(caller);
+      return scope === 'all' ? page : newest().where(visibleIn(scope)).execute();
+    });
+    return rows.map(toPost);
   }
 
   private async anyDraftAmongNewest(count: number): Promise<boolean> {
@@ -128,9 +129,7 @@ export class PostService {
 
   async byIdWithLikes(caller: Caller, id: string, reads: Reads): Promise<PostWithLikes | null> {
     checkId('id', id);
-    reads.depend(tags.post(id));
-    reads.depend(tags.reactions(id));
-    const found = await this.cache.get(id);
+    const found = await reads.read([tags.post(id), tags.reactions(id)], () => this.cache.get(id));
     return found && isVisible(caller, found.post) ? found : null;
   }
 
@@ -144,7 +143,6 @@ export class PostService {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (authorIds.length === 0) return [];
     const unique = [...new Set(authorIds)];
-    for (const id of unique) reads.depend(tags.postsBy(id));
     const end = offset + limit;
     const ranked = this.db
       .selectFrom('posts')
@@ -160,12 +158,12 @@ export class PostService {
           .as('rn_pub'),
       ])
       .where('author_id', 'in', unique);
-    const rows = await this.db
+    const query = this.db
       .selectFrom(ranked.as('p'))
       .selectAll()
       .where((eb) => eb.or([eb('rn', '<=', end), eb.and([eb('published', '=', 1), eb('rn_pub', '<=', end)])]))
-      .orderBy('rn')
-      .execute();
+      .orderBy('rn');
+    const rows = await reads.read(unique.map(tags.postsBy), () => query.execute());
     const byAuthor = new Map<string, typeof rows>(unique.map((id) => [id, []]));
     for (const row of rows) byAuthor.get(row.author_id)?.push(row);
     const pages = new Map<string, Post[]>();
@@ -184,8 +182,8 @@ export class PostService {
   /** In input order, without a visibility check: callers filter with isVisible. */
   async byIds(ids: readonly string[], reads: Reads): Promise<(Post | undefined)[]> {
     if (ids.length === 0) return [];
-    for (const id of ids) reads.depend(tags.post(id));
-    const rows = await this.db.selectFrom('posts').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const unique = [...new Set(ids)];
+    const rows = await reads.read(unique.map(tags.post), () => this.db.selectFrom('posts').selectAll().where('id', 'in', unique).execute());
     const byId = new Map(rows.map((row) => [row.id, toPost(row)]));
     return ids.map((id) => byId.get(id));
   }
@@ -193,14 +191,14 @@ export class PostService {
   /** Reactions of type "like" per post; one grouped query. */
   async likesByPostIds(ids: readonly string[], reads: Reads): Promise<number[]> {
     if (ids.length === 0) return [];
-    for (const id of ids) reads.depend(tags.reactions(id));
-    const rows = await this.db
+    const unique = [...new Set(ids)];
+    const query = this.db
       .selectFrom('reactions')
       .select((eb) => ['post_id', eb.fn.countAll<string | number>().as('n')])
-      .where('post_id', 'in', [...new Set(ids)])
+      .where('post_id', 'in', unique)
       .where('type', '=', 'like')
-      .groupBy('post_id')
-      .execute();
+      .groupBy('post_id');
+    const rows = await reads.read(unique.map(tags.reactions), () => query.execute());
     const counts = new Map(rows.map((row) => [row.post_id, Number(row.n)]));
     return ids.map((id) => counts.get(id) ?? 0);
   }

@@ -25,7 +25,6 @@ export class ReactionService {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (postIds.length === 0) return [];
     const unique = [...new Set(postIds)];
-    for (const id of unique) reads.depend(tags.reactions(id));
     const ranked = this.db
       .selectFrom('reactions')
       .selectAll()
@@ -36,13 +35,8 @@ export class ReactionService {
           .as('rn'),
       )
       .where('post_id', 'in', unique);
-    const rows = await this.db
-      .selectFrom(ranked.as('r'))
-      .selectAll()
-      .where('rn', '>', offset)
-      .where('rn', '<=', offset + limit)
-      .orderBy('rn')
-      .execute();
+    const query = this.db.selectFrom(ranked.as('r')).selectAll().where('rn', '>', offset).where('rn', '<=', offset + limit).orderBy('rn');
+    const rows = await reads.read(unique.map(tags.reactions), () => query.execute());
     const grouped = new Map<string, Reaction[]>(unique.map((id) => [id, []]));
     for (const { rn: _rn, ...row } of rows) grouped.get(row.post_id)?.push(toReaction(row));
     return postIds.map((id) => grouped.get(id) ?? []);

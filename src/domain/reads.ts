@@ -33,12 +33,14 @@ export const tags = {
 
 /**
  * The per-execution recorder that read methods take explicitly (not AsyncLocalStorage,
- * which slows every promise on Node 20). `depend` is called right before the query
- * whose result the tag covers.
+ * which slows every promise on Node 20). A read method hands it the tags its query
+ * covers and the query itself: the recorder runs the query only once it has the tags'
+ * versions (at once in memory; with Redis perhaps after fetching them), so a version
+ * can never be taken after the data it stands for.
  */
 export interface Reads {
-  depend(tag: string): void;
+  read<T>(tags: readonly string[], query: () => Promise<T>): Promise<T>;
 }
 
 /** For reads whose result is not cached: mutations, subscriptions, the account area. */
-export const NO_READS: Reads = Object.freeze({ depend: () => {} });
+export const NO_READS: Reads = Object.freeze({ read: <T>(_tags: readonly string[], query: () => Promise<T>) => query() });

@@ -80,23 +80,18 @@ export class UserService {
   async list(_caller: Caller, args: UserListArgs, reads: Reads = NO_READS): Promise<User[]> {
     const page = checkPage(args.limit, args.offset);
     const role = args.role === undefined || args.role === null ? undefined : checkRole(args.role);
-    reads.depend(tags.users);
     let query = this.db.selectFrom('users').selectAll();
     if (role) query = query.where('role', '=', role);
-    const rows = await query
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
+    query = query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset);
+    const rows = await reads.read([tags.users], () => query.execute());
     return rows.map(toUser);
   }
 
   /** In input order, undefined where missing; one query (a DataLoader batch). Uncached callers may omit `reads`. */
   async byIds(ids: readonly string[], reads: Reads = NO_READS): Promise<(User | undefined)[]> {
     if (ids.length === 0) return [];
-    for (const id of ids) reads.depend(tags.user(id));
-    const rows = await this.db.selectFrom('users').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const unique = [...new Set(ids)];
+    const rows = await reads.read(unique.map(tags.user), () => this.db.selectFrom('users').selectAll().where('id', 'in', unique).execute());
     const byId = new Map(rows.map((row) => [row.id, toUser(row)]));
     return ids.map((id) => byId.get(id));
   }
@@ -108,13 +103,12 @@ export class UserService {
   async postsCountByAuthors(caller: Caller, authorIds: readonly string[], reads: Reads): Promise<number[]> {
     if (authorIds.length === 0) return [];
     const unique = [...new Set(authorIds)];
-    for (const id of unique) reads.depend(tags.postsBy(id));
-    const rows = await this.db
+    const query = this.db
       .selectFrom('posts')
       .select((eb) => ['author_id', eb.fn.countAll<string | number>().as('total'), eb.fn.sum<string | number>('published').as('published')])
       .where('author_id', 'in', unique)
-      .groupBy('author_id')
-      .execute();
+      .groupBy('author_id');
+    const rows = await reads.read(unique.map(tags.postsBy), () => query.execute());
     const counts = new Map<string, number>();
     for (const row of rows) {
       const total = toCount(row.total);

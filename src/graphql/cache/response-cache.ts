@@ -14,7 +14,8 @@ import { CallerScope, levelsOf, scopeKey } from './scope.js';
  *
  * Versions in memory are checked synchronously. With Redis one MGET per lookup fetches
  * the versions of every candidate entry's tags and of the tags the operation read last
- * time; a miss executes against that snapshot and is stored only if all it read was in it.
+ * time; a miss executes against that snapshot, fetching what else it reads before
+ * reading it (./recorder.ts).
  */
 
 /** Carried from lookup to store: where a miss's result goes and what it depended on. */
@@ -97,7 +98,11 @@ export class ResponseCache {
       this.entries.delete(key);
     }
     this.stats.misses++;
-    return { base, scope: new CallerScope(caller), recorder: new Recorder((tag) => snapshot.get(tag)) };
+    const recorder = new Recorder(
+      (tag) => snapshot.get(tag),
+      async (more) => this.versions.read(more),
+    );
+    return { base, scope: new CallerScope(caller), recorder };
   }
 
   /** Stores an error-free result under the key its execution earned, if all it read is known to be unchanged since. */
