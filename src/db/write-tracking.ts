@@ -28,7 +28,8 @@ export interface WriteTracking {
   inTransaction(): boolean;
 }
 
-const READ_ONLY = /^\s*(select|pragma|explain)\b/i;
+// A CTE is read-only unless it names a writing statement (Kysely's PostgreSQL migration lock is one).
+const READ_ONLY = /^\s*(select|pragma|explain)\b|^\s*with\b(?![\s\S]*\b(insert|update|delete|merge)\b)/i;
 const ANNOUNCED = Symbol('inkwell.announced');
 
 /** Marks the writes of the handle it is added to (`kysely.withPlugin`) as announced by their caller. */
