@@ -4,6 +4,7 @@ import { can, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import { tags, type Reads } from './reads.js';
+import { statementsOf } from './statements.js';
 import type { Book, Page } from './types.js';
 import { checkBookAuthor, checkBookTitle, checkPage, checkYear } from './validate.js';
 
@@ -28,8 +29,8 @@ export class BookService {
   /** Newest first. */
   async list(page: Page, reads: Reads): Promise<Book[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    const query = this.db.selectFrom('books').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
-    const rows = await reads.read([tags.books], () => query.execute());
+    const newest = (l: number, o: number) => this.db.selectFrom('books').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
+    const rows = await reads.read([tags.books], () => statementsOf(this.db).rows('books', newest, [limit, offset]));
     return rows.map(toBook);
   }
 
@@ -37,7 +38,9 @@ export class BookService {
   async byIds(ids: readonly string[], reads: Reads): Promise<(Book | undefined)[]> {
     if (ids.length === 0) return [];
     const unique = [...new Set(ids)];
-    const rows = await reads.read(unique.map(tags.book), () => this.db.selectFrom('books').selectAll().where('id', 'in', unique).execute());
+    const rows = await reads.read(unique.map(tags.book), () =>
+      statementsOf(this.db).rows('booksByIds', (list: readonly string[]) => this.db.selectFrom('books').selectAll().where('id', 'in', list), [unique]),
+    );
     const byId = new Map(rows.map((row) => [row.id, toBook(row)]));
     return ids.map((id) => byId.get(id));
   }

@@ -8,6 +8,7 @@ import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
 import { tags, type Reads } from './reads.js';
+import { statementsOf } from './statements.js';
 import type { Page, Post } from './types.js';
 import {
   checkId,
@@ -47,19 +48,20 @@ export function toPost(row: PostRow): Post {
 
 /** The post row with its like count, in one statement; the post cache's loader. */
 export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLikes | null> {
-  const row = await db.domain
-    .selectFrom('posts')
-    .selectAll('posts')
-    .select((eb) =>
-      eb
-        .selectFrom('reactions')
-        .select((sub) => sub.fn.countAll<string | number>().as('n'))
-        .whereRef('reactions.post_id', '=', 'posts.id')
-        .where('reactions.type', '=', 'like')
-        .as('likes'),
-    )
-    .where('posts.id', '=', id)
-    .executeTakeFirst();
+  const withLikes = (postId: string) =>
+    db.domain
+      .selectFrom('posts')
+      .selectAll('posts')
+      .select((eb) =>
+        eb
+          .selectFrom('reactions')
+          .select((sub) => sub.fn.countAll<string | number>().as('n'))
+          .whereRef('reactions.post_id', '=', 'posts.id')
+          .where('reactions.type', '=', 'like')
+          .as('likes'),
+      )
+      .where('posts.id', '=', postId);
+  const [row] = await statementsOf(db.domain).rows('postWithLikes', withLikes, [id]);
   if (!row) return null;
   const { likes, ...post } = row;
   // PostgreSQL returns count(*) as a bigint string, SQLite as a number.
@@ -97,6 +99,10 @@ export class PostService {
     return this.deps.db.domain;
   }
 
+  private get statements() {
+    return statementsOf(this.deps.db.domain);
+  }
+
   /**
    * Visible posts, newest first. When no draft is among the newest `offset + limit`
    * posts, every caller sees the same page, and the caller is not consulted at all
@@ -105,9 +111,10 @@ export class PostService {
    */
   async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    const newest = () => this.db.selectFrom('posts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
+    const newest = (l: number = limit, o: number = offset) =>
+      this.db.selectFrom('posts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
     const rows = await reads.read([tags.posts], async () => {
-      const page = await newest().execute();
+      const page = await this.statements.rows('posts', newest, [limit, offset]);
       const sameForAll = !page.some((row) => row.published === 0) && (offset === 0 || !(await this.anyDraftAmongNewest(offset)));
       if (sameForAll) return page;
       const scope = unpublishedScope(caller);
@@ -135,55 +142,60 @@ export class PostService {
 
   /**
    * Each author's visible posts, newest first, paged per author; one windowed query for
-   * the batch. Each post is numbered among all the author's posts (`rn`) and among the
-   * published ones (`rn_pub`), so the query is the same for every caller: only for an
-   * author with a draft on the page is the caller asked whether they may see it.
+   * the batch, the same for every caller: each author's newest `offset + limit` posts,
+   * drafts included. Only for an author with a draft among them is the caller asked
+   * whether they may see it; if not, that author's published posts are read instead.
    */
   async byAuthors(caller: Caller, authorIds: readonly string[], page: Page, reads: Reads): Promise<Post[][]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (authorIds.length === 0) return [];
     const unique = [...new Set(authorIds)];
     const end = offset + limit;
-    const ranked = this.db
-      .selectFrom('posts')
-      .selectAll()
-      .select((eb) => [
-        eb.fn
-          .agg<number | string>('row_number')
-          .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
-          .as('rn'),
-        eb.fn
-          .sum<number | string>('published')
-          .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
-          .as('rn_pub'),
-      ])
-      .where('author_id', 'in', unique);
-    const query = this.db
-      .selectFrom(ranked.as('p'))
-      .selectAll()
-      .where((eb) => eb.or([eb('rn', '<=', end), eb.and([eb('published', '=', 1), eb('rn_pub', '<=', end)])]))
-      .orderBy('rn');
-    const rows = await reads.read(unique.map(tags.postsBy), () => query.execute());
-    const byAuthor = new Map<string, typeof rows>(unique.map((id) => [id, []]));
-    for (const row of rows) byAuthor.get(row.author_id)?.push(row);
-    const pages = new Map<string, Post[]>();
-    for (const [authorId, own] of byAuthor) {
-      // PostgreSQL returns window numbers as bigint strings.
-      const seesAll = !own.some((row) => row.published === 0) || canSeeUnpublished(caller, authorId);
-      const onPage = own.filter((row) => {
-        const n = Number(seesAll ? row.rn : row.rn_pub);
-        return (seesAll || row.published === 1) && n > offset && n <= end;
-      });
-      pages.set(authorId, onPage.map(({ rn: _rn, rn_pub: _pub, ...row }) => toPost(row)));
+    const pages = await reads.read(unique.map(tags.postsBy), async () => {
+      const newest = await this.newestByAuthors(unique, end, false);
+      const hidden = unique.filter((id) => newest.get(id)?.some((row) => row.published === 0) && !canSeeUnpublished(caller, id));
+      if (hidden.length > 0) {
+        const published = await this.newestByAuthors(hidden, end, true);
+        for (const id of hidden) newest.set(id, published.get(id) ?? []);
+      }
+      return newest;
+    });
+    return authorIds.map((id) => (pages.get(id) ?? []).slice(offset).map(toPost));
+  }
+
+  /** Each author's newest `count` posts (published ones only, or all), newest first. */
+  private async newestByAuthors(authorIds: readonly string[], count: number, publishedOnly: boolean): Promise<Map<string, PostRow[]>> {
+    const window = (list: readonly string[], n: number) => {
+      let ranked = this.db
+        .selectFrom('posts')
+        .selectAll()
+        .select((eb) =>
+          eb.fn
+            .agg<number>('row_number')
+            .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
+            .as('rn'),
+        )
+        .where('author_id', 'in', list);
+      if (publishedOnly) ranked = ranked.where('published', '=', 1);
+      return this.db.selectFrom(ranked.as('p')).selectAll().where('rn', '<=', n).orderBy('rn');
+    };
+    const rows = await this.statements.rows(publishedOnly ? 'publishedByAuthors' : 'newestByAuthors', window, [authorIds, count]);
+    const byAuthor = new Map<string, PostRow[]>();
+    for (const { rn: _rn, ...row } of rows) {
+      const own = byAuthor.get(row.author_id);
+      if (own) own.push(row);
+      else byAuthor.set(row.author_id, [row]);
     }
-    return authorIds.map((id) => pages.get(id) ?? []);
+    return byAuthor;
   }
 
   /** In input order, without a visibility check: callers filter with isVisible. */
   async byIds(ids: readonly string[], reads: Reads): Promise<(Post | undefined)[]> {
     if (ids.length === 0) return [];
     const unique = [...new Set(ids)];
-    const rows = await reads.read(unique.map(tags.post), () => this.db.selectFrom('posts').selectAll().where('id', 'in', unique).execute());
+    const rows = await reads.read(unique.map(tags.post), () =>
+      this.statements.rows('postsByIds', (list: readonly string[]) => this.db.selectFrom('posts').selectAll().where('id', 'in', list), [unique]),
+    );
     const byId = new Map(rows.map((row) => [row.id, toPost(row)]));
     return ids.map((id) => byId.get(id));
   }
@@ -192,13 +204,14 @@ export class PostService {
   async likesByPostIds(ids: readonly string[], reads: Reads): Promise<number[]> {
     if (ids.length === 0) return [];
     const unique = [...new Set(ids)];
-    const query = this.db
-      .selectFrom('reactions')
-      .select((eb) => ['post_id', eb.fn.countAll<string | number>().as('n')])
-      .where('post_id', 'in', unique)
-      .where('type', '=', 'like')
-      .groupBy('post_id');
-    const rows = await reads.read(unique.map(tags.reactions), () => query.execute());
+    const likes = (list: readonly string[]) =>
+      this.db
+        .selectFrom('reactions')
+        .select((eb) => ['post_id', eb.fn.countAll<string | number>().as('n')])
+        .where('post_id', 'in', list)
+        .where('type', '=', 'like')
+        .groupBy('post_id');
+    const rows = await reads.read(unique.map(tags.reactions), () => this.statements.rows('likes', likes, [unique]));
     const counts = new Map(rows.map((row) => [row.post_id, Number(row.n)]));
     return ids.map((id) => counts.get(id) ?? 0);
   }

@@ -5,6 +5,7 @@ import { canSeeUnpublished, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import { tags, type Reads } from './reads.js';
+import { statementsOf } from './statements.js';
 import type { Page, Reaction } from './types.js';
 import { checkId, checkPage, checkReactionType, isForeignKeyViolation, isUniqueViolation } from './validate.js';
 
@@ -25,18 +26,20 @@ export class ReactionService {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (postIds.length === 0) return [];
     const unique = [...new Set(postIds)];
-    const ranked = this.db
-      .selectFrom('reactions')
-      .selectAll()
-      .select((eb) =>
-        eb.fn
-          .agg<number>('row_number')
-          .over((ob) => ob.partitionBy('post_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
-          .as('rn'),
-      )
-      .where('post_id', 'in', unique);
-    const query = this.db.selectFrom(ranked.as('r')).selectAll().where('rn', '>', offset).where('rn', '<=', offset + limit).orderBy('rn');
-    const rows = await reads.read(unique.map(tags.reactions), () => query.execute());
+    const window = (list: readonly string[], after: number, end: number) => {
+      const ranked = this.db
+        .selectFrom('reactions')
+        .selectAll()
+        .select((eb) =>
+          eb.fn
+            .agg<number>('row_number')
+            .over((ob) => ob.partitionBy('post_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
+            .as('rn'),
+        )
+        .where('post_id', 'in', list);
+      return this.db.selectFrom(ranked.as('r')).selectAll().where('rn', '>', after).where('rn', '<=', end).orderBy('rn');
+    };
+    const rows = await reads.read(unique.map(tags.reactions), () => statementsOf(this.db).rows('reactionsByPosts', window, [unique, offset, offset + limit]));
     const grouped = new Map<string, Reaction[]>(unique.map((id) => [id, []]));
     for (const { rn: _rn, ...row } of rows) grouped.get(row.post_id)?.push(toReaction(row));
     return postIds.map((id) => grouped.get(id) ?? []);

@@ -5,6 +5,7 @@ import { can, canSeeUnpublished, isRole, isSelf, type Caller, type Role } from '
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import { NO_READS, tags, type Reads } from './reads.js';
+import { statementsOf } from './statements.js';
 import type { User } from './types.js';
 import {
   checkAge,
@@ -76,14 +77,21 @@ export class UserService {
     return this.deps.db.domain;
   }
 
+  private get statements() {
+    return statementsOf(this.deps.db.domain);
+  }
+
   /** Newest first. `reads`: see src/domain/reads.ts (the account pages read uncached). */
   async list(_caller: Caller, args: UserListArgs, reads: Reads = NO_READS): Promise<User[]> {
     const page = checkPage(args.limit, args.offset);
     const role = args.role === undefined || args.role === null ? undefined : checkRole(args.role);
-    let query = this.db.selectFrom('users').selectAll();
-    if (role) query = query.where('role', '=', role);
-    query = query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset);
-    const rows = await reads.read([tags.users], () => query.execute());
+    const newest = (limit: number, offset: number) =>
+      this.db.selectFrom('users').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
+    const rows = await reads.read([tags.users], () =>
+      role
+        ? this.statements.rows('usersByRole', (r: string, l: number, o: number) => newest(l, o).where('role', '=', r), [role, page.limit, page.offset])
+        : this.statements.rows('users', newest, [page.limit, page.offset]),
+    );
     return rows.map(toUser);
   }
 
@@ -91,7 +99,9 @@ export class UserService {
   async byIds(ids: readonly string[], reads: Reads = NO_READS): Promise<(User | undefined)[]> {
     if (ids.length === 0) return [];
     const unique = [...new Set(ids)];
-    const rows = await reads.read(unique.map(tags.user), () => this.db.selectFrom('users').selectAll().where('id', 'in', unique).execute());
+    const rows = await reads.read(unique.map(tags.user), () =>
+      this.statements.rows('usersByIds', (list: readonly string[]) => this.db.selectFrom('users').selectAll().where('id', 'in', list), [unique]),
+    );
     const byId = new Map(rows.map((row) => [row.id, toUser(row)]));
     return ids.map((id) => byId.get(id));
   }
@@ -103,12 +113,13 @@ export class UserService {
   async postsCountByAuthors(caller: Caller, authorIds: readonly string[], reads: Reads): Promise<number[]> {
     if (authorIds.length === 0) return [];
     const unique = [...new Set(authorIds)];
-    const query = this.db
-      .selectFrom('posts')
-      .select((eb) => ['author_id', eb.fn.countAll<string | number>().as('total'), eb.fn.sum<string | number>('published').as('published')])
-      .where('author_id', 'in', unique)
-      .groupBy('author_id');
-    const rows = await reads.read(unique.map(tags.postsBy), () => query.execute());
+    const count = (list: readonly string[]) =>
+      this.db
+        .selectFrom('posts')
+        .select((eb) => ['author_id', eb.fn.countAll<string | number>().as('total'), eb.fn.sum<string | number>('published').as('published')])
+        .where('author_id', 'in', list)
+        .groupBy('author_id');
+    const rows = await reads.read(unique.map(tags.postsBy), () => this.statements.rows('postsCount', count, [unique]));
     const counts = new Map<string, number>();
     for (const row of rows) {
       const total = toCount(row.total);
