@@ -2,27 +2,11 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import type SQLite from 'better-sqlite3';
 
 /**
- * Counts commits made to a SQLite database by other connections (another process on
- * the same file, such as the `user:role` operator script), for result caches that must
- * never serve data older than the database's (docs/decisions.md). This process's own
- * commits do not count: src/domain bumps exactly what they changed.
- *
- * `PRAGMA data_version` tells exactly this (it moves only for other connections'
- * commits), but opens a read transaction: eight system calls, too many per request. In
- * WAL mode every commit, ours or not, rewrites the wal-index header, the first 48 bytes
- * of the `-shm` file (https://sqlite.org/walformat.html), and one `pread` of them tells
- * whether anything committed at all. So the header is read, at most once per
- * event-loop turn; only when it changed is data_version asked whose commit it was
- * (header first, then data_version: a commit between the two shows in the next read).
- * A torn header read (no lock is taken) only looks like a change.
- *
- * Inside a transaction of our own connection data_version stands still (the snapshot
- * is held), so a changed header cannot be explained then: `poll` answers undefined for
- * that turn and looks again in the next. A request handled in a turn arrived before the
- * turn began or during it, so a commit acknowledged before it was sent is seen, short of
- * one landing within the same sub-millisecond turn.
- *
- * Without WAL it asks data_version each time (an in-memory database has no other connections).
+ * Commits to a SQLite file by other connections (another process, such as the
+ * `user:role` operator script), which result caches must not outlive (docs/decisions.md).
+ * This process's own commits do not count: src/domain bumps exactly what they changed.
+ * One `pread` of the wal-index header per event-loop turn; `PRAGMA data_version` only
+ * when the header moved.
  */
 export interface ExternalChanges {
   /** Grows when another connection committed since the last call; undefined when this turn cannot tell. */
@@ -32,6 +16,20 @@ export interface ExternalChanges {
 
 const HEADER_BYTES = 48;
 
+/**
+ * `PRAGMA data_version` moves only for other connections' commits, but opens a read
+ * transaction (eight system calls). In WAL mode every commit, ours or not, rewrites the
+ * wal-index header, the first 48 bytes of the `-shm` file
+ * (https://sqlite.org/walformat.html): when it has not changed nothing committed; when
+ * it has, data_version tells whose commit it was (header first, then data_version: a
+ * commit between the two shows in the next poll). A torn header read only looks like a
+ * change. Inside a transaction of our own connection data_version stands still (the
+ * snapshot is held), so that turn cannot tell and answers undefined.
+ *
+ * Once per turn: a request handled in a turn arrived before it began or during it, so a
+ * commit acknowledged before the request was sent is seen, short of one landing within
+ * the same sub-millisecond turn. Without WAL, data_version is asked each time.
+ */
 export function externalChanges(sqlite: SQLite.Database, file: string, inTransaction: () => boolean): ExternalChanges {
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   // Also makes sure the wal-index exists: the first read transaction creates it.

@@ -13,12 +13,10 @@ import {
 } from 'kysely';
 
 /**
- * Wraps a Kysely dialect so that no committed write to data that results are cached
- * from goes unnoticed (docs/decisions.md, "exact, fine-grained caching"). src/domain
- * writes through a handle with the `announcedWrites` plugin and bumps the tags of what
- * it changed itself; any other write to a cached table (a statement outside a
- * transaction once it ran, a transaction once it committed) is reported, awaited, and
- * invalidates everything. So a write nobody announced can cost hits, never freshness.
+ * Wraps a Kysely dialect so that no committed write to cached data goes unnoticed
+ * (docs/decisions.md): src/domain writes through a handle marked by `announcedWrites`
+ * and bumps what it changed itself; any other write to a cached table is reported once
+ * committed (awaited) and invalidates everything — it can cost hits, never freshness.
  */
 export type UnannouncedWriteListener = () => void | Promise<void>;
 

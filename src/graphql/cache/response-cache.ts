@@ -7,15 +7,9 @@ import { CallerScope, levelsOf, scopeKey } from './scope.js';
 
 /**
  * Whole-response cache for queries (docs/decisions.md): the bytes of an error-free
- * result, valid while every tag its execution depended on (src/domain/reads.ts) still
- * has the version recorded before the data was read — so a write invalidates only the
- * responses that read what it changed. Entries are keyed by what the execution read of
- * the caller (./scope.ts), and a lookup tries the broadest key first.
- *
- * Versions in memory are checked synchronously. With Redis one MGET per lookup fetches
- * the versions of every candidate entry's tags and of the tags the operation read last
- * time; a miss executes against that snapshot, fetching what else it reads before
- * reading it (./recorder.ts).
+ * result, valid while every tag its execution read (src/domain/reads.ts) keeps the
+ * version recorded before the read, and keyed by what the execution read of the caller
+ * (./scope.ts). Memory versions are checked synchronously; with Redis one MGET per lookup.
  */
 
 /** Carried from lookup to store: where a miss's result goes and what it depended on. */
@@ -76,6 +70,11 @@ export class ResponseCache {
     return { base, scope: new CallerScope(caller), recorder: new Recorder((tag) => local.current(tag)) };
   }
 
+  /**
+   * With Redis: one MGET fetches the versions of every candidate entry's tags and of the
+   * tags this operation and variables read last time; a miss executes against that
+   * snapshot and fetches anything else before reading it (./recorder.ts).
+   */
   private async lookupShared(base: string, caller: Caller): Promise<Lookup> {
     const candidates: [string, Entry][] = [];
     const wanted = new Set<string>([EVERYTHING]);
