@@ -69,7 +69,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   // The fallback store: while Redis is down, hashes register per instance (clients resend the text).
   const persisted = new PersistedQueries(backends.counters, config.persistedQueries, manifest);
 
-  const responseCache = config.responseCacheBytes > 0 ? new ResponseCache(backends.dataVersion, config.responseCacheBytes) : undefined;
+  const responseCache = config.responseCacheBytes > 0 ? new ResponseCache(backends.versions, config.responseCacheBytes) : undefined;
   const preparer = new RequestPreparer(pipeline, persisted, responseCache);
 
   const observability = new Observability({ env: config.env, metricsToken: config.metricsToken });

@@ -10,7 +10,7 @@ import { MemoryStore } from './store/memory.js';
 import { closeRedis, connectRedis, waitReady } from './store/redis-client.js';
 import { RedisStore } from './store/redis.js';
 import { CacheStore, FallbackStore } from './store/resilient.js';
-import { localDataVersion, sharedDataVersion, type DataVersion } from './store/data-version.js';
+import { EVERYTHING, LocalVersions, SharedVersions, type VersionStore } from './store/versions.js';
 
 /**
  * The one place that picks implementations from configuration. Everything else sees
@@ -27,8 +27,12 @@ export interface Backends {
   /** Rate-limit counters and persisted queries. With Redis: per-instance memory while it is down. */
   counters: KeyValueStore;
   pubsub: PubSub;
-  /** Changes on every committed write, on any instance; undefined while it cannot be known. */
-  dataVersion: DataVersion;
+  /**
+   * Versions of what cached results depend on (src/domain/reads.ts): bumped by src/domain
+   * after its writes, by everything else's writes to cached tables, and by commits of
+   * other processes on a SQLite file. In memory, or shared by every instance through Redis.
+   */
+  versions: VersionStore;
   /** Redis's state for /readyz; undefined when Redis is not configured. */
   redisStatus: (() => Promise<'up' | 'down'>) | undefined;
   /** Waits (at most a few seconds) for Redis to connect; start-up goes on degraded without it. */
@@ -44,12 +48,14 @@ export function createBackends(config: Config): Backends {
   if (!config.redisUrl) {
     const kv = new MemoryStore();
     const pubsub = new MemoryPubSub();
+    const versions = new LocalVersions(db.externalChanges);
+    db.onUnannouncedWrite(() => versions.bump([EVERYTHING]));
     return {
       db,
       kv,
       counters: kv,
       pubsub,
-      dataVersion: localDataVersion(db),
+      versions,
       redisStatus: undefined,
       ready: async () => {},
       async close() {
@@ -88,13 +94,16 @@ function createRedisBackends(config: Config, url: string, db: Db): Backends {
   const kv = new CacheStore(new RedisStore(client, `${prefix}cache:`), { onError });
   const counters = new FallbackStore(new RedisStore(client, `${prefix}kv:`), new MemoryStore(), onError);
   const pubsub = new RedisPubSub(client, subscriber, { channelPrefix: prefix, onError });
+  // In the cache store: a bump Redis missed is replayed, and its tag bypassed until then.
+  const versions = new SharedVersions(kv, onError, db.externalChanges);
+  db.onUnannouncedWrite(() => versions.bump([EVERYTHING]));
 
   return {
     db,
     kv,
     counters,
     pubsub,
-    dataVersion: sharedDataVersion(db, client, `${prefix}data-version`, onError),
+    versions,
     async redisStatus() {
       if (connections.some((c) => c.status !== 'ready')) return 'down';
       try {

@@ -7,9 +7,9 @@ import type { Config } from '../config.js';
 import { createPostgresPool } from './postgres-pool.js';
 import type { Database } from './schema.js';
 import { countSingleConnection, type PoolUse } from './pool-use.js';
-import { externalChangeCounter, type ChangeCounter } from './sqlite-changes.js';
+import { externalChanges, type ExternalChanges } from './sqlite-changes.js';
 import { traceStatements } from './statement-spans.js';
-import { trackWrites, type CommittedWriteListener } from './write-tracking.js';
+import { announcedWrites, trackWrites, type UnannouncedWriteListener } from './write-tracking.js';
 
 /**
  * One handle on the configured database. Everything dialect-specific about
@@ -17,23 +17,32 @@ import { trackWrites, type CommittedWriteListener } from './write-tracking.js';
  */
 export interface Db {
   kysely: Kysely<Database>;
+  /**
+   * The handle for src/domain: its writes are announced (src/domain bumps the tags of
+   * what it changed, docs/decisions.md). A write to users, posts, reactions or books
+   * through `kysely` is reported to `onUnannouncedWrite` instead, which invalidates all.
+   */
+  domain: Kysely<Database>;
   dialect: 'sqlite' | 'postgres';
   /** Statements sent since start-up; tests use it to prove batching. */
   readonly queryCount: number;
   /**
-   * Changes whenever data was committed: by this process (counted as writes commit) or,
-   * on SQLite, by another process on the same file (`PRAGMA data_version`), such as the
-   * `user:role` operator script. Result caches are valid only while it stays the same.
+   * SQLite: grows when another process committed to the file (the `user:role` script),
+   * checked at most once per event-loop turn; undefined for a turn that cannot tell.
+   * PostgreSQL has no such stamp (instances share writes through Redis instead).
    */
-  changeStamp(): string;
+  externalChanges: (() => number | undefined) | undefined;
+  /** Adds a listener awaited after every committed write to a cached table that src/domain did not announce. */
+  onUnannouncedWrite(listener: UnannouncedWriteListener): void;
   /** How the connections are used now (the metrics read it at scrape time). */
   poolUse(): PoolUse;
-  /** Adds a listener awaited after every committed write of this process. */
-  onCommittedWrite(listener: CommittedWriteListener): void;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The tables cached results are read from (src/domain/reads.ts names their tags). */
+const CACHED_TABLES: ReadonlySet<string> = new Set(['users', 'posts', 'reactions', 'books']);
 
 export function connectDatabase(database: Config['database']): Db {
   let queryCount = 0;
@@ -41,13 +50,12 @@ export function connectDatabase(database: Config['database']): Db {
     if (event.level === 'query') queryCount++;
   };
 
-  let writes = 0;
-  const listeners: CommittedWriteListener[] = [];
-  const committed = async () => {
-    writes++;
+  const listeners: UnannouncedWriteListener[] = [];
+  const unannounced = async () => {
     for (const listener of listeners) await listener();
   };
-  let external: ChangeCounter = { read: () => 0, close: () => {} };
+  let external: ExternalChanges | undefined;
+  let inTransaction = () => false;
 
   let dialect: Dialect;
   let poolUse: () => PoolUse;
@@ -65,30 +73,33 @@ export function connectDatabase(database: Config['database']): Db {
     const counted = countSingleConnection(traceStatements(new SqliteDialect({ database: withStatementCache(sqlite) })));
     dialect = counted.dialect;
     poolUse = counted.use;
-    external = externalChangeCounter(sqlite, file);
+    external = externalChanges(sqlite, file, () => inTransaction());
   } else {
     const pool = createPostgresPool(database);
     dialect = new PostgresDialect({ pool });
     const max = database.poolSize;
     poolUse = () => ({ max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }); // observability:
   }
-  const kysely = new Kysely<Database>({ dialect: trackWrites(dialect, committed), log });
+  const tracking = trackWrites(dialect, CACHED_TABLES, unannounced);
+  inTransaction = tracking.inTransaction;
+  const kysely = new Kysely<Database>({ dialect: tracking.dialect, log });
 
   return {
     kysely,
+    domain: kysely.withPlugin(announcedWrites),
     dialect: database.kind,
     get queryCount() {
       return queryCount;
     },
-    changeStamp: () => `${writes}.${external.read()}`,
+    externalChanges: external ? () => external.poll() : undefined,
+    onUnannouncedWrite: (listener) => void listeners.push(listener),
     poolUse: () => poolUse(),
-    onCommittedWrite: (listener) => void listeners.push(listener),
     async ping() {
       await sql`select 1`.execute(kysely);
     },
     async close() {
       await kysely.destroy();
-      external.close();
+      external?.close();
     },
   };
 }

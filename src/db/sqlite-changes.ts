@@ -2,72 +2,79 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import type SQLite from 'better-sqlite3';
 
 /**
- * Counts commits made to a SQLite database by other connections (another process on
- * the same file, such as the `user:role` operator script), for result caches that must
- * never serve data older than the database's.
- *
- * `PRAGMA data_version` answers this, but it opens a read transaction each time: eight
- * system calls (locks, stats, a read), a tenth of a cached response's whole cost. In
- * WAL mode the same fact is in the wal-index header, the first 48 bytes of the `-shm`
- * file (https://sqlite.org/walformat.html, "The WAL-Index Header"): every commit by any
- * connection rewrites it (its change counter and last valid frame), and readers find
- * new data only through it. So one `pread` of those bytes, compared with the last
- * ones seen, tells what data_version would: a commit is visible to a reader exactly
- * when the header says so. Reading it without a lock can at worst see a header half
- * rewritten — different from the last one, which only costs a cache miss.
- *
- * Even one read per request is a system call per request; the header is read once per
- * event-loop turn instead (the first request of a turn reads it, `setImmediate` marks
- * the turn over). A request handled in a turn arrived before it began or during it, so
- * a commit acknowledged to anyone before the request was sent is seen, short of a commit
- * landing within the same sub-millisecond turn as a request sent right after it.
- *
- * Without WAL (an in-memory database) it falls back to data_version.
+ * Commits to a SQLite file by other connections (another process, such as the
+ * `user:role` operator script), which result caches must not outlive (docs/decisions.md).
+ * This process's own commits do not count: src/domain bumps exactly what they changed.
+ * One `pread` of the wal-index header per event-loop turn; `PRAGMA data_version` only
+ * when the header moved.
  */
-export interface ChangeCounter {
-  /**
-   * Increases whenever another connection committed since the last call (in WAL mode
-   * this connection's own commits count too: harmless, they are counted anyway).
-   */
-  read(): number;
+export interface ExternalChanges {
+  /** Grows when another connection committed since the last call; undefined when this turn cannot tell. */
+  poll(): number | undefined;
   close(): void;
 }
 
 const HEADER_BYTES = 48;
 
-export function externalChangeCounter(sqlite: SQLite.Database, file: string): ChangeCounter {
+/**
+ * `PRAGMA data_version` moves only for other connections' commits, but opens a read
+ * transaction (eight system calls). In WAL mode every commit, ours or not, rewrites the
+ * wal-index header, the first 48 bytes of the `-shm` file
+ * (https://sqlite.org/walformat.html): when it has not changed nothing committed; when
+ * it has, data_version tells whose commit it was (header first, then data_version: a
+ * commit between the two shows in the next poll). A torn header read only looks like a
+ * change. Inside a transaction of our own connection data_version stands still (the
+ * snapshot is held), so that turn cannot tell and answers undefined.
+ *
+ * Once per turn: a request handled in a turn arrived before it began or during it, so a
+ * commit acknowledged before the request was sent is seen, short of one landing within
+ * the same sub-millisecond turn. Without WAL, data_version is asked each time.
+ */
+export function externalChanges(sqlite: SQLite.Database, file: string, inTransaction: () => boolean): ExternalChanges {
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   // Also makes sure the wal-index exists: the first read transaction creates it.
   dataVersion.get();
+  if (file === ':memory:') return { poll: () => 0, close: () => {} };
   const fd = walIndexOf(sqlite, file);
-  if (fd === undefined) return { read: () => dataVersion.get() as number, close: () => {} };
+  if (fd === undefined) return { poll: () => (inTransaction() ? undefined : (dataVersion.get() as number)), close: () => {} };
 
   const seen = Buffer.alloc(HEADER_BYTES);
   const current = Buffer.alloc(HEADER_BYTES);
   let changes = 0;
+  let answer: number | undefined = 0;
   let readThisTurn = false;
   const turnOver = () => {
     readThisTurn = false;
   };
+  readHeader(fd, seen);
+  let lastVersion = dataVersion.get() as number;
   return {
-    read() {
-      if (readThisTurn) return changes;
+    poll() {
+      if (readThisTurn) return answer;
       readThisTurn = true;
       setImmediate(turnOver);
-      const bytes = readSync(fd, current, 0, HEADER_BYTES, 0);
-      if (bytes < HEADER_BYTES) current.fill(0, bytes);
-      if (!current.equals(seen)) {
-        current.copy(seen);
+      readHeader(fd, current);
+      if (current.equals(seen)) return (answer = changes);
+      if (inTransaction()) return (answer = undefined);
+      current.copy(seen);
+      const version = dataVersion.get() as number;
+      if (version !== lastVersion) {
+        lastVersion = version;
         changes++;
       }
-      return changes;
+      return (answer = changes);
     },
     close: () => closeSync(fd),
   };
 }
 
+function readHeader(fd: number, into: Buffer): void {
+  const bytes = readSync(fd, into, 0, HEADER_BYTES, 0);
+  if (bytes < HEADER_BYTES) into.fill(0, bytes);
+}
+
 function walIndexOf(sqlite: SQLite.Database, file: string): number | undefined {
-  if (file === ':memory:' || sqlite.pragma('journal_mode', { simple: true }) !== 'wal') return undefined;
+  if (sqlite.pragma('journal_mode', { simple: true }) !== 'wal') return undefined;
   try {
     return openSync(`${file}-shm`, 'r');
   } catch {

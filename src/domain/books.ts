@@ -3,6 +3,8 @@ import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import { can, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
+import { tags, type Reads } from './reads.js';
+import { statementsOf } from './statements.js';
 import type { Book, Page } from './types.js';
 import { checkBookAuthor, checkBookTitle, checkPage, checkYear } from './validate.js';
 
@@ -19,28 +21,26 @@ export function toBook(row: BookRow): Book {
 export class BookService {
   constructor(private readonly deps: DomainDeps) {}
 
+  /** Writes through this handle are announced: each bumps the tags of what it changed. */
   private get db() {
-    return this.deps.db.kysely;
+    return this.deps.db.domain;
   }
 
   /** Newest first. */
-  async list(page: Page): Promise<Book[]> {
+  async list(page: Page, reads: Reads): Promise<Book[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    const rows = await this.db
-      .selectFrom('books')
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute();
+    const newest = (l: number, o: number) => this.db.selectFrom('books').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
+    const rows = await reads.read([tags.books], () => statementsOf(this.db).rows('books', newest, [limit, offset]));
     return rows.map(toBook);
   }
 
   /** In input order, undefined where missing; one query (a DataLoader batch). */
-  async byIds(ids: readonly string[]): Promise<(Book | undefined)[]> {
+  async byIds(ids: readonly string[], reads: Reads): Promise<(Book | undefined)[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.selectFrom('books').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const unique = [...new Set(ids)];
+    const rows = await reads.read(unique.map(tags.book), () =>
+      statementsOf(this.db).rows('booksByIds', (list: readonly string[]) => this.db.selectFrom('books').selectAll().where('id', 'in', list), [unique]),
+    );
     const byId = new Map(rows.map((row) => [row.id, toBook(row)]));
     return ids.map((id) => byId.get(id));
   }
@@ -57,6 +57,8 @@ export class BookService {
       created_at: nowIso(),
     };
     await this.db.insertInto('books').values(row).execute();
+    // The new id too: a response may have cached its absence.
+    await this.deps.versions.bump([tags.books, tags.book(row.id)]);
     return toBook(row);
   }
 }

@@ -1,5 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { KeyValueStore } from '../store/kv.js';
+import { EVERYTHING, type Version, type VersionStore } from '../store/versions.js';
+import { tags } from './reads.js';
 import type { Post } from './types.js';
 
 /** What one cache entry holds: the post row and its like count, so `post(id) { likes }` needs no query. */
@@ -12,78 +13,60 @@ export interface PostWithLikes {
 export type PostLoader = (id: string) => Promise<PostWithLikes | null>;
 
 interface Entry extends PostWithLikes {
-  /** The version key's value when the database read began. */
-  v: string;
+  /** The versions of the entry's tags when the database read began. */
+  v: Version[];
 }
 
 const ENTRY_TTL_MS = 300_000;
-// Versions are random, never reused: when a version key expires or is evicted (an LRU,
-// Redis under maxmemory), the next reader claims a fresh one that no old entry carries.
-const VERSION_TTL_MS = 600_000;
-const newVersion = () => randomBytes(9).toString('base64url');
-
 const entryKey = (id: string) => `post:${id}`;
-const versionKey = (id: string) => `post-version:${id}`;
+/** What an entry holds: the post's row and its like count, and everything (writes nobody announced). */
+const tagsOf = (id: string) => [EVERYTHING, tags.post(id), tags.reactions(id)];
 
 /**
  * The `post(id)` cache: up to 300 s old, never stale after a write.
  *
- * Versioning makes it race-free: a reader records the version BEFORE it reads the
- * database and stores the entry under that version; a writer replaces the version with
- * a new random one AFTER its transaction commits. A reader that raced a write therefore
- * stores its (possibly old) row under the old version, which no later read accepts.
- * A reader that finds no version claims one with set-if-absent before reading; if a
- * writer got there first it reads without caching. Deleting the entry on invalidation
- * merely frees the space early.
+ * Its entries carry the versions of their tags (src/store/versions.ts), taken BEFORE
+ * the database read; writers bump the tags AFTER commit (src/domain/*.ts). A read that
+ * raced a write therefore stores its (possibly old) row under versions no later read
+ * accepts. The response cache depends on the same tags, so one bump invalidates both.
  *
- * When the store fails (Redis down) the cache is bypassed: reads go to the database and
- * writes still succeed; SPEC section 1 wants degradation, not failure.
+ * When the store fails (Redis down) or the versions cannot be known, the cache is
+ * bypassed: reads go to the database and writes still succeed (degradation, not failure).
  */
 export class PostCache {
   constructor(
     private readonly kv: KeyValueStore,
+    private readonly versions: VersionStore,
     private readonly load: PostLoader,
     private readonly onError: (err: unknown) => void = () => {},
   ) {}
 
   /** The post with its like count, from the cache when the entry is current. */
   async get(id: string): Promise<PostWithLikes | null> {
-    let found: (string | undefined)[];
+    let current: Version[] | undefined;
+    let raw: string | undefined;
     try {
-      found = await this.kv.getMany([entryKey(id), versionKey(id)]);
+      [current, raw] = await Promise.all([this.versions.read(tagsOf(id)), this.kv.get(entryKey(id))]);
     } catch (err) {
       this.onError(err);
       return this.load(id);
     }
-    const [raw, version] = found;
-    if (version === undefined) return this.claimAndRead(id);
+    if (!current) return this.load(id);
     const entry = raw === undefined ? undefined : parseEntry(raw);
-    if (entry && entry.v === version) return { post: entry.post, likes: entry.likes };
-    return this.readThrough(id, version);
-  }
-
-  private async claimAndRead(id: string): Promise<PostWithLikes | null> {
-    const version = newVersion();
-    let claimed: boolean;
-    try {
-      claimed = await this.kv.setIfAbsent(versionKey(id), version, VERSION_TTL_MS);
-    } catch (err) {
-      this.onError(err);
-      claimed = false;
-    }
-    return claimed ? this.readThrough(id, version) : this.load(id);
+    if (entry && sameVersions(entry.v, current)) return { post: entry.post, likes: entry.likes };
+    return this.readThrough(id, current);
   }
 
   /**
-   * Reads the database and stores the result under `version`, the version seen BEFORE
-   * this read began. Public so tests can replay a read that started before a write.
+   * Reads the database and stores the result under `versions`, those seen BEFORE this
+   * read began. Public so tests can replay a read that started before a write.
    * Missing posts are not cached: ids are random, so a negative entry would rarely be
    * asked for again, and an attacker could fill the store with them.
    */
-  async readThrough(id: string, version: string): Promise<PostWithLikes | null> {
+  async readThrough(id: string, versions: Version[]): Promise<PostWithLikes | null> {
     const fresh = await this.load(id);
     if (fresh) {
-      const entry: Entry = { v: version, post: fresh.post, likes: fresh.likes };
+      const entry: Entry = { v: versions, post: fresh.post, likes: fresh.likes };
       try {
         await this.kv.set(entryKey(id), JSON.stringify(entry), ENTRY_TTL_MS);
       } catch (err) {
@@ -93,28 +76,20 @@ export class PostCache {
     return fresh;
   }
 
-  /** Call AFTER the write's transaction has committed (earlier, a reader could re-cache the old row). */
-  async invalidate(ids: Iterable<string>): Promise<void> {
-    const unique = [...new Set(ids)];
-    await Promise.all(
-      unique.map(async (id) => {
-        try {
-          await this.kv.set(versionKey(id), newVersion(), VERSION_TTL_MS);
-          await this.kv.delete(entryKey(id));
-        } catch (err) {
-          // The write has committed; failing the request now would report a success as
-          // an error. An entry that survives an outage expires within its TTL.
-          this.onError(err);
-        }
-      }),
-    );
+  /** The versions an entry for the post would be stored under now (tests replay races with them). */
+  async currentVersions(id: string): Promise<Version[] | undefined> {
+    return this.versions.read(tagsOf(id));
   }
+}
+
+function sameVersions(a: readonly Version[], b: readonly Version[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 function parseEntry(raw: string): Entry | undefined {
   try {
     const value = JSON.parse(raw) as Partial<Entry> | null;
-    if (value && typeof value.v === 'string' && value.post && typeof value.likes === 'number') return value as Entry;
+    if (value && Array.isArray(value.v) && value.post && typeof value.likes === 'number') return value as Entry;
   } catch {
     // A corrupt entry is a miss; the next read overwrites it.
   }

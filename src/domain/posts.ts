@@ -7,6 +7,8 @@ import { can, canSeeUnpublished, isSelf, type Caller, type SignedInCaller } from
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
+import { tags, type Reads } from './reads.js';
+import { statementsOf } from './statements.js';
 import type { Page, Post } from './types.js';
 import {
   checkId,
@@ -46,34 +48,30 @@ export function toPost(row: PostRow): Post {
 
 /** The post row with its like count, in one statement; the post cache's loader. */
 export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLikes | null> {
-  const row = await db.kysely
-    .selectFrom('posts')
-    .selectAll('posts')
-    .select((eb) =>
-      eb
-        .selectFrom('reactions')
-        .select((sub) => sub.fn.countAll<string | number>().as('n'))
-        .whereRef('reactions.post_id', '=', 'posts.id')
-        .where('reactions.type', '=', 'like')
-        .as('likes'),
-    )
-    .where('posts.id', '=', id)
-    .executeTakeFirst();
+  const withLikes = (postId: string) =>
+    db.domain
+      .selectFrom('posts')
+      .selectAll('posts')
+      .select((eb) =>
+        eb
+          .selectFrom('reactions')
+          .select((sub) => sub.fn.countAll<string | number>().as('n'))
+          .whereRef('reactions.post_id', '=', 'posts.id')
+          .where('reactions.type', '=', 'like')
+          .as('likes'),
+      )
+      .where('posts.id', '=', postId);
+  const [row] = await statementsOf(db.domain).rows('postWithLikes', withLikes, [id]);
   if (!row) return null;
   const { likes, ...post } = row;
   // PostgreSQL returns count(*) as a bigint string, SQLite as a number.
   return { post: toPost(post), likes: Number(likes ?? 0) };
 }
 
-/**
- * Whose unpublished posts the caller may see: every author's ('all', editors and
- * admins) or those listed. `authorIds` narrows to a batch; without it the caller
- * themself is the only candidate, as canSeeUnpublished grants nothing else.
- */
-function unpublishedScope(caller: Caller, authorIds?: readonly string[]): 'all' | string[] {
+/** Whose unpublished posts the caller may see: every author's (editors and admins), or their own. */
+function unpublishedScope(caller: Caller): 'all' | string[] {
   if (can(caller, 'write:posts')) return 'all';
-  const candidates = authorIds ?? (caller.kind === 'user' ? [caller.id] : []);
-  return candidates.filter((id) => canSeeUnpublished(caller, id));
+  return caller.kind === 'user' ? [caller.id] : [];
 }
 
 function visibleIn(scope: string[]) {
@@ -96,79 +94,124 @@ export class PostService {
     readonly cache: PostCache,
   ) {}
 
+  /** Writes through this handle are announced: each bumps the tags of what it changed. */
   private get db() {
-    return this.deps.db.kysely;
+    return this.deps.db.domain;
   }
 
-  /** Visible posts, newest first. */
-  async list(caller: Caller, page: Page): Promise<Post[]> {
+  private get statements() {
+    return statementsOf(this.deps.db.domain);
+  }
+
+  /**
+   * Visible posts, newest first. When no draft is among the newest `offset + limit`
+   * posts, every caller sees the same page, and the caller is not consulted at all
+   * (one query, shared by everyone in the response cache); otherwise the page depends
+   * on who may see which drafts.
+   */
+  async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    const scope = unpublishedScope(caller);
-    let query = this.db.selectFrom('posts').selectAll();
-    if (scope !== 'all') query = query.where(visibleIn(scope));
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+    const newest = (l: number = limit, o: number = offset) =>
+      this.db.selectFrom('posts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
+    const rows = await reads.read([tags.posts], async () => {
+      const page = await this.statements.rows('posts', newest, [limit, offset]);
+      const sameForAll = !page.some((row) => row.published === 0) && (offset === 0 || !(await this.anyDraftAmongNewest(offset)));
+      if (sameForAll) return page;
+      const scope = unpublishedScope(caller);
+      return scope === 'all' ? page : newest().where(visibleIn(scope)).execute();
+    });
     return rows.map(toPost);
   }
 
-  /** Through the cache; null when missing or not visible to the caller. */
-  async byId(caller: Caller, id: string): Promise<Post | null> {
-    return (await this.byIdWithLikes(caller, id))?.post ?? null;
+  private async anyDraftAmongNewest(count: number): Promise<boolean> {
+    const newest = this.db.selectFrom('posts').select('published').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(count);
+    const draft = await this.db.selectFrom(newest.as('n')).select('published').where('published', '=', 0).limit(1).executeTakeFirst();
+    return draft !== undefined;
   }
 
-  async byIdWithLikes(caller: Caller, id: string): Promise<PostWithLikes | null> {
+  /** Through the cache; null when missing or not visible to the caller. */
+  async byId(caller: Caller, id: string, reads: Reads): Promise<Post | null> {
+    return (await this.byIdWithLikes(caller, id, reads))?.post ?? null;
+  }
+
+  async byIdWithLikes(caller: Caller, id: string, reads: Reads): Promise<PostWithLikes | null> {
     checkId('id', id);
-    const found = await this.cache.get(id);
+    const found = await reads.read([tags.post(id), tags.reactions(id)], () => this.cache.get(id));
     return found && isVisible(caller, found.post) ? found : null;
   }
 
-  /** Each author's visible posts, newest first, paged per author; one windowed query for the batch. */
-  async byAuthors(caller: Caller, authorIds: readonly string[], page: Page): Promise<Post[][]> {
+  /**
+   * Each author's visible posts, newest first, paged per author; one windowed query for
+   * the batch, the same for every caller: each author's newest `offset + limit` posts,
+   * drafts included. Only for an author with a draft among them is the caller asked
+   * whether they may see it; if not, that author's published posts are read instead.
+   */
+  async byAuthors(caller: Caller, authorIds: readonly string[], page: Page, reads: Reads): Promise<Post[][]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (authorIds.length === 0) return [];
     const unique = [...new Set(authorIds)];
-    const scope = unpublishedScope(caller, unique);
-    let ranked = this.db
-      .selectFrom('posts')
-      .selectAll()
-      .select((eb) =>
-        eb.fn
-          .agg<number>('row_number')
-          .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
-          .as('rn'),
-      )
-      .where('author_id', 'in', unique);
-    // Visibility filters before numbering, so each author's page counts visible posts only.
-    if (scope !== 'all') ranked = ranked.where(visibleIn(scope));
-    const rows = await this.db
-      .selectFrom(ranked.as('p'))
-      .selectAll()
-      .where('rn', '>', offset)
-      .where('rn', '<=', offset + limit)
-      .orderBy('rn')
-      .execute();
-    const grouped = new Map<string, Post[]>(unique.map((id) => [id, []]));
-    for (const { rn: _rn, ...row } of rows) grouped.get(row.author_id)?.push(toPost(row));
-    return authorIds.map((id) => grouped.get(id) ?? []);
+    const end = offset + limit;
+    const pages = await reads.read(unique.map(tags.postsBy), async () => {
+      const newest = await this.newestByAuthors(unique, end, false);
+      const hidden = unique.filter((id) => newest.get(id)?.some((row) => row.published === 0) && !canSeeUnpublished(caller, id));
+      if (hidden.length > 0) {
+        const published = await this.newestByAuthors(hidden, end, true);
+        for (const id of hidden) newest.set(id, published.get(id) ?? []);
+      }
+      return newest;
+    });
+    return authorIds.map((id) => (pages.get(id) ?? []).slice(offset).map(toPost));
+  }
+
+  /** Each author's newest `count` posts (published ones only, or all), newest first. */
+  private async newestByAuthors(authorIds: readonly string[], count: number, publishedOnly: boolean): Promise<Map<string, PostRow[]>> {
+    const window = (list: readonly string[], n: number) => {
+      let ranked = this.db
+        .selectFrom('posts')
+        .selectAll()
+        .select((eb) =>
+          eb.fn
+            .agg<number>('row_number')
+            .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
+            .as('rn'),
+        )
+        .where('author_id', 'in', list);
+      if (publishedOnly) ranked = ranked.where('published', '=', 1);
+      return this.db.selectFrom(ranked.as('p')).selectAll().where('rn', '<=', n).orderBy('rn');
+    };
+    const rows = await this.statements.rows(publishedOnly ? 'publishedByAuthors' : 'newestByAuthors', window, [authorIds, count]);
+    const byAuthor = new Map<string, PostRow[]>();
+    for (const { rn: _rn, ...row } of rows) {
+      const own = byAuthor.get(row.author_id);
+      if (own) own.push(row);
+      else byAuthor.set(row.author_id, [row]);
+    }
+    return byAuthor;
   }
 
   /** In input order, without a visibility check: callers filter with isVisible. */
-  async byIds(ids: readonly string[]): Promise<(Post | undefined)[]> {
+  async byIds(ids: readonly string[], reads: Reads): Promise<(Post | undefined)[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.selectFrom('posts').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const unique = [...new Set(ids)];
+    const rows = await reads.read(unique.map(tags.post), () =>
+      this.statements.rows('postsByIds', (list: readonly string[]) => this.db.selectFrom('posts').selectAll().where('id', 'in', list), [unique]),
+    );
     const byId = new Map(rows.map((row) => [row.id, toPost(row)]));
     return ids.map((id) => byId.get(id));
   }
 
   /** Reactions of type "like" per post; one grouped query. */
-  async likesByPostIds(ids: readonly string[]): Promise<number[]> {
+  async likesByPostIds(ids: readonly string[], reads: Reads): Promise<number[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db
-      .selectFrom('reactions')
-      .select((eb) => ['post_id', eb.fn.countAll<string | number>().as('n')])
-      .where('post_id', 'in', [...new Set(ids)])
-      .where('type', '=', 'like')
-      .groupBy('post_id')
-      .execute();
+    const unique = [...new Set(ids)];
+    const likes = (list: readonly string[]) =>
+      this.db
+        .selectFrom('reactions')
+        .select((eb) => ['post_id', eb.fn.countAll<string | number>().as('n')])
+        .where('post_id', 'in', list)
+        .where('type', '=', 'like')
+        .groupBy('post_id');
+    const rows = await reads.read(unique.map(tags.reactions), () => this.statements.rows('likes', likes, [unique]));
     const counts = new Map(rows.map((row) => [row.post_id, Number(row.n)]));
     return ids.map((id) => counts.get(id) ?? 0);
   }
@@ -202,7 +245,8 @@ export class PostService {
       if (isForeignKeyViolation(err)) throw new NotFoundError('User');
       throw err;
     }
-    // No cache invalidation: the id is new, and missing posts are never cached.
+    // The new id too: a response may have cached its absence.
+    await this.deps.versions.bump([tags.posts, tags.postsBy(row.author_id), tags.post(row.id)]);
     const post = toPost(row);
     if (post.published) await this.emitPublished(post);
     return post;
@@ -225,7 +269,7 @@ export class PostService {
     changes.updated_at = nowIso();
     const result = await this.db.updateTable('posts').set(changes).where('id', '=', id).executeTakeFirst();
     if (result.numUpdatedRows === 0n) throw new NotFoundError('Post');
-    await this.cache.invalidate([id]);
+    await this.deps.versions.bump(changedPost(current));
     return this.reload(id);
   }
 
@@ -233,7 +277,7 @@ export class PostService {
   async publish(caller: Caller, id: string): Promise<Post> {
     const writer = requireWriter(caller);
     checkId('id', id);
-    await this.loadForWrite(writer, id);
+    const current = await this.loadForWrite(writer, id);
     // The `published = 0` condition makes the transition happen once even under concurrency.
     const result = await this.db
       .updateTable('posts')
@@ -241,11 +285,9 @@ export class PostService {
       .where('id', '=', id)
       .where('published', '=', 0)
       .executeTakeFirst();
+    if (result.numUpdatedRows > 0n) await this.deps.versions.bump(changedPost(current));
     const post = await this.reload(id);
-    if (result.numUpdatedRows > 0n) {
-      await this.cache.invalidate([id]);
-      await this.emitPublished(post);
-    }
+    if (result.numUpdatedRows > 0n) await this.emitPublished(post);
     return post;
   }
 
@@ -254,13 +296,14 @@ export class PostService {
     if (caller.kind !== 'user') throw new UnauthenticatedError();
     if (!can(caller, 'delete:posts')) throw new ForbiddenError();
     checkId('id', id);
-    await this.db.transaction().execute(async (trx) => {
+    const deleted = await this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirst();
       if (!row || !isVisible(caller, toPost(row))) throw new NotFoundError('Post');
       await trx.deleteFrom('reactions').where('post_id', '=', id).execute();
       await trx.deleteFrom('posts').where('id', '=', id).execute();
+      return row;
     });
-    await this.cache.invalidate([id]);
+    await this.deps.versions.bump([...changedPost(deleted), tags.reactions(id)]);
     return true;
   }
 
@@ -285,6 +328,11 @@ export class PostService {
       // Subscribers may miss events during a pub/sub outage (SPEC section 1); the post is stored.
     });
   }
+}
+
+/** A post's row changed: the post and the lists it is in. */
+function changedPost(row: Pick<PostRow, 'id' | 'author_id'>): string[] {
+  return [tags.post(row.id), tags.posts, tags.postsBy(row.author_id)];
 }
 
 function requireWriter(caller: Caller): SignedInCaller {

@@ -4,7 +4,8 @@ import { channels } from '../realtime/pubsub.js';
 import { canSeeUnpublished, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
-import type { PostCache } from './post-cache.js';
+import { tags, type Reads } from './reads.js';
+import { statementsOf } from './statements.js';
 import type { Page, Reaction } from './types.js';
 import { checkId, checkPage, checkReactionType, isForeignKeyViolation, isUniqueViolation } from './validate.js';
 
@@ -13,44 +14,38 @@ export function toReaction(row: ReactionRow): Reaction {
 }
 
 export class ReactionService {
-  constructor(
-    private readonly deps: DomainDeps,
-    /** A reaction changes its post's like count, which the post cache holds. */
-    private readonly cache: PostCache,
-  ) {}
+  constructor(private readonly deps: DomainDeps) {}
 
+  /** Writes through this handle are announced: each bumps the tags of what it changed. */
   private get db() {
-    return this.deps.db.kysely;
+    return this.deps.db.domain;
   }
 
   /** Each post's reactions, newest first, paged per post; one windowed query for the batch. */
-  async byPosts(postIds: readonly string[], page: Page): Promise<Reaction[][]> {
+  async byPosts(postIds: readonly string[], page: Page, reads: Reads): Promise<Reaction[][]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (postIds.length === 0) return [];
     const unique = [...new Set(postIds)];
-    const ranked = this.db
-      .selectFrom('reactions')
-      .selectAll()
-      .select((eb) =>
-        eb.fn
-          .agg<number>('row_number')
-          .over((ob) => ob.partitionBy('post_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
-          .as('rn'),
-      )
-      .where('post_id', 'in', unique);
-    const rows = await this.db
-      .selectFrom(ranked.as('r'))
-      .selectAll()
-      .where('rn', '>', offset)
-      .where('rn', '<=', offset + limit)
-      .orderBy('rn')
-      .execute();
+    const window = (list: readonly string[], after: number, end: number) => {
+      const ranked = this.db
+        .selectFrom('reactions')
+        .selectAll()
+        .select((eb) =>
+          eb.fn
+            .agg<number>('row_number')
+            .over((ob) => ob.partitionBy('post_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
+            .as('rn'),
+        )
+        .where('post_id', 'in', list);
+      return this.db.selectFrom(ranked.as('r')).selectAll().where('rn', '>', after).where('rn', '<=', end).orderBy('rn');
+    };
+    const rows = await reads.read(unique.map(tags.reactions), () => statementsOf(this.db).rows('reactionsByPosts', window, [unique, offset, offset + limit]));
     const grouped = new Map<string, Reaction[]>(unique.map((id) => [id, []]));
     for (const { rn: _rn, ...row } of rows) grouped.get(row.post_id)?.push(toReaction(row));
     return postIds.map((id) => grouped.get(id) ?? []);
   }
 
-  /** In input order, undefined where missing; one query. */
+  /** In input order, undefined where missing; one query. Not read through the API: nothing caches it. */
   async byIds(ids: readonly string[]): Promise<(Reaction | undefined)[]> {
     if (ids.length === 0) return [];
     const rows = await this.db.selectFrom('reactions').selectAll().where('id', 'in', [...new Set(ids)]).execute();
@@ -87,7 +82,7 @@ export class ReactionService {
       throw err;
     }
     const reaction = toReaction(row);
-    await this.cache.invalidate([postId]);
+    await this.deps.versions.bump([tags.reactions(postId)]);
     await this.deps.pubsub.publish(channels.postReactionAdded(postId), reaction).catch(() => {
       // Subscribers may miss events during a pub/sub outage (SPEC section 1); the reaction is stored.
     });

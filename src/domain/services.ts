@@ -18,11 +18,11 @@ export interface Services {
  * key-value store failures the post cache absorbs (it falls back to the database).
  */
 export function createServices(deps: DomainDeps, onCacheError?: (err: unknown) => void): Services {
-  const postCache = new PostCache(deps.kv, (id) => loadPostWithLikes(deps.db, id), onCacheError);
+  const postCache = new PostCache(deps.kv, deps.versions, (id) => loadPostWithLikes(deps.db, id), onCacheError);
   return {
-    users: new UserService(deps, postCache),
+    users: new UserService(deps),
     posts: new PostService(deps, postCache),
-    reactions: new ReactionService(deps, postCache),
+    reactions: new ReactionService(deps),
     books: new BookService(deps),
     postCache,
   };

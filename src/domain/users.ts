@@ -4,7 +4,8 @@ import { channels } from '../realtime/pubsub.js';
 import { can, canSeeUnpublished, isRole, isSelf, type Caller, type Role } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
-import type { PostCache } from './post-cache.js';
+import { NO_READS, tags, type Reads } from './reads.js';
+import { statementsOf } from './statements.js';
 import type { User } from './types.js';
 import {
   checkAge,
@@ -69,54 +70,62 @@ export function toUser(row: UserRow): User {
 const toCount = (value: string | number | bigint): number => Number(value);
 
 export class UserService {
-  constructor(
-    private readonly deps: DomainDeps,
-    /** Deleting a user changes the cached posts they wrote or reacted to. */
-    private readonly postCache?: PostCache,
-  ) {}
+  constructor(private readonly deps: DomainDeps) {}
 
+  /** Writes through this handle are announced: each bumps the tags of what it changed. */
   private get db() {
-    return this.deps.db.kysely;
+    return this.deps.db.domain;
   }
 
-  /** Newest first. */
-  async list(_caller: Caller, args: UserListArgs): Promise<User[]> {
+  private get statements() {
+    return statementsOf(this.deps.db.domain);
+  }
+
+  /** Newest first. `reads`: see src/domain/reads.ts (the account pages read uncached). */
+  async list(_caller: Caller, args: UserListArgs, reads: Reads = NO_READS): Promise<User[]> {
     const page = checkPage(args.limit, args.offset);
     const role = args.role === undefined || args.role === null ? undefined : checkRole(args.role);
-    let query = this.db.selectFrom('users').selectAll();
-    if (role) query = query.where('role', '=', role);
-    const rows = await query
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
+    const newest = (limit: number, offset: number) =>
+      this.db.selectFrom('users').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
+    const rows = await reads.read([tags.users], () =>
+      role
+        ? this.statements.rows('usersByRole', (r: string, l: number, o: number) => newest(l, o).where('role', '=', r), [role, page.limit, page.offset])
+        : this.statements.rows('users', newest, [page.limit, page.offset]),
+    );
     return rows.map(toUser);
   }
 
-  /** In input order, undefined where missing; one query (a DataLoader batch). */
-  async byIds(ids: readonly string[]): Promise<(User | undefined)[]> {
+  /** In input order, undefined where missing; one query (a DataLoader batch). Uncached callers may omit `reads`. */
+  async byIds(ids: readonly string[], reads: Reads = NO_READS): Promise<(User | undefined)[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.selectFrom('users').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const unique = [...new Set(ids)];
+    const rows = await reads.read(unique.map(tags.user), () =>
+      this.statements.rows('usersByIds', (list: readonly string[]) => this.db.selectFrom('users').selectAll().where('id', 'in', list), [unique]),
+    );
     const byId = new Map(rows.map((row) => [row.id, toUser(row)]));
     return ids.map((id) => byId.get(id));
   }
 
-  /** Per author, the posts the caller may see; one grouped query for the whole batch. */
-  async postsCountByAuthors(caller: Caller, authorIds: readonly string[]): Promise<number[]> {
+  /**
+   * Per author, the posts the caller may see; one grouped query for the whole batch,
+   * the same for every caller: only for an author with drafts is the caller asked.
+   */
+  async postsCountByAuthors(caller: Caller, authorIds: readonly string[], reads: Reads): Promise<number[]> {
     if (authorIds.length === 0) return [];
     const unique = [...new Set(authorIds)];
-    const seeAll = unique.filter((id) => canSeeUnpublished(caller, id));
-    const rows = await this.db
-      .selectFrom('posts')
-      .select((eb) => ['author_id', eb.fn.countAll<string | number>().as('count')])
-      .where('author_id', 'in', unique)
-      .where((eb) =>
-        seeAll.length > 0 ? eb.or([eb('published', '=', 1), eb('author_id', 'in', seeAll)]) : eb('published', '=', 1),
-      )
-      .groupBy('author_id')
-      .execute();
-    const counts = new Map(rows.map((row) => [row.author_id, toCount(row.count)]));
+    const count = (list: readonly string[]) =>
+      this.db
+        .selectFrom('posts')
+        .select((eb) => ['author_id', eb.fn.countAll<string | number>().as('total'), eb.fn.sum<string | number>('published').as('published')])
+        .where('author_id', 'in', list)
+        .groupBy('author_id');
+    const rows = await reads.read(unique.map(tags.postsBy), () => this.statements.rows('postsCount', count, [unique]));
+    const counts = new Map<string, number>();
+    for (const row of rows) {
+      const total = toCount(row.total);
+      const published = toCount(row.published);
+      counts.set(row.author_id, total === published || canSeeUnpublished(caller, row.author_id) ? total : published);
+    }
     return authorIds.map((id) => counts.get(id) ?? 0);
   }
 
@@ -140,6 +149,8 @@ export class UserService {
       if (isUniqueViolation(err)) throw new ConflictError('Email already registered');
       throw err;
     }
+    // The new id too: a response may have cached its absence.
+    await this.deps.versions.bump([tags.users, tags.user(row.id)]);
     const user = toUser(row);
     await this.deps.pubsub.publish(channels.userCreated(), user).catch(() => {
       // Subscribers may miss events during a pub/sub outage (SPEC section 1); the account exists.
@@ -187,6 +198,7 @@ export class UserService {
         if (isUniqueViolation(err)) throw new BadUserInputError('email', 'Email already in use');
         throw err;
       }
+      await this.deps.versions.bump(changedUser(id));
     }
     const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new NotFoundError('User');
@@ -203,10 +215,10 @@ export class UserService {
     if (!can(caller, 'manage:users') && !isSelf(caller, id)) throw new ForbiddenError();
     checkId('id', id);
 
-    const changedPosts = await this.db.transaction().execute(async (trx) => {
+    const changed = await this.db.transaction().execute(async (trx) => {
       const user = await trx.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst();
       if (!user) throw new NotFoundError('User');
-      // Every post whose cached entry changes: the user's own, and those whose like count drops.
+      // Every post that changes: the user's own (gone), and those whose reactions lose theirs.
       const own = await trx.selectFrom('posts').select('id').where('author_id', '=', id).execute();
       const reacted = await trx.selectFrom('reactions').select('post_id').where('user_id', '=', id).distinct().execute();
       const ownPosts = trx.selectFrom('posts').select('id').where('author_id', '=', id);
@@ -220,9 +232,15 @@ export class UserService {
       await trx.deleteFrom('sessions').where('user_id', '=', id).execute();
       await trx.deleteFrom('oauth_accounts').where('user_id', '=', id).execute();
       await trx.deleteFrom('users').where('id', '=', id).execute();
-      return [...own.map((r) => r.id), ...reacted.map((r) => r.post_id)];
+      return { own: own.map((r) => r.id), reacted: reacted.map((r) => r.post_id) };
     });
-    await this.postCache?.invalidate(changedPosts);
+    await this.deps.versions.bump([
+      ...changedUser(id),
+      tags.postsBy(id),
+      ...(changed.own.length > 0 ? [tags.posts] : []),
+      ...changed.own.flatMap((postId) => [tags.post(postId), tags.reactions(postId)]),
+      ...changed.reacted.map((postId) => tags.reactions(postId)),
+    ]);
     return true;
   }
 
@@ -236,7 +254,7 @@ export class UserService {
     return row ? { ...toUser(row), passwordHash: row.password_hash } : undefined;
   }
 
-  /** For sign-in: replaces a password hash (re-hashing at a higher bcrypt cost). */
+  /** For sign-in: replaces a password hash (re-hashing at a higher bcrypt cost). No API reads it: nothing to bump. */
   async setPasswordHash(id: string, passwordHash: string): Promise<void> {
     await this.db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
   }
@@ -248,8 +266,16 @@ export class UserService {
     const result = await this.db.updateTable('users').set({ role: checked }).where('email', '=', normalised).executeTakeFirst();
     if (result.numUpdatedRows === 0n) throw new NotFoundError('User');
     const row = await this.db.selectFrom('users').selectAll().where('email', '=', normalised).executeTakeFirstOrThrow();
+    // In another process (the operator script) on SQLite these bumps reach nobody; the
+    // service sees the commit on the file instead (src/db/sqlite-changes.ts). With Redis they do.
+    await this.deps.versions.bump(changedUser(row.id));
     return toUser(row);
   }
+}
+
+/** A user's row changed: the user, and the list (its order, role filter and rows). */
+function changedUser(id: string): string[] {
+  return [tags.user(id), tags.users];
 }
 
 function requireManager(caller: Caller): void {

@@ -1,12 +1,14 @@
 import DataLoader from 'dataloader';
 import type { Caller } from '../domain/caller.js';
+import type { Reads } from '../domain/reads.js';
 import type { Services } from '../domain/services.js';
 import type { Book, Page, Post, Reaction, User } from '../domain/types.js';
 
 /**
  * Per-request DataLoaders: they batch the lookups of one operation into one query
  * per kind and cache within that request only. Created lazily, so an operation that
- * needs one loader does not pay for the others.
+ * needs one loader does not pay for the others. Each batch records its dependencies
+ * in the request's `reads` (src/domain/reads.ts).
  */
 export interface Loaders {
   readonly user: DataLoader<string, User | undefined>;
@@ -18,7 +20,7 @@ export interface Loaders {
   reactionsByPost(page: Page): DataLoader<string, Reaction[]>;
 }
 
-export function createLoaders(services: Services, caller: Caller): Loaders {
+export function createLoaders(services: Services, caller: Caller, reads: Reads): Loaders {
   let user: Loaders['user'] | undefined;
   let post: Loaders['post'] | undefined;
   let book: Loaders['book'] | undefined;
@@ -29,26 +31,26 @@ export function createLoaders(services: Services, caller: Caller): Loaders {
 
   return {
     get user() {
-      return (user ??= new DataLoader((ids) => services.users.byIds(ids)));
+      return (user ??= new DataLoader((ids) => services.users.byIds(ids, reads)));
     },
     get post() {
-      return (post ??= new DataLoader((ids) => services.posts.byIds(ids)));
+      return (post ??= new DataLoader((ids) => services.posts.byIds(ids, reads)));
     },
     get book() {
-      return (book ??= new DataLoader((ids) => services.books.byIds(ids)));
+      return (book ??= new DataLoader((ids) => services.books.byIds(ids, reads)));
     },
     get postsCount() {
-      return (postsCount ??= new DataLoader((ids) => services.users.postsCountByAuthors(caller, ids)));
+      return (postsCount ??= new DataLoader((ids) => services.users.postsCountByAuthors(caller, ids, reads)));
     },
     get likes() {
-      return (likes ??= new DataLoader((ids) => services.posts.likesByPostIds(ids)));
+      return (likes ??= new DataLoader((ids) => services.posts.likesByPostIds(ids, reads)));
     },
     // One loader per page, because a batch query takes one limit and offset for all keys.
     postsByAuthor(page) {
       const key = `${page.limit}:${page.offset}`;
       let loader = postsByAuthor.get(key);
       if (!loader) {
-        loader = new DataLoader((ids) => services.posts.byAuthors(caller, ids, page));
+        loader = new DataLoader((ids) => services.posts.byAuthors(caller, ids, page, reads));
         postsByAuthor.set(key, loader);
       }
       return loader;
@@ -57,7 +59,7 @@ export function createLoaders(services: Services, caller: Caller): Loaders {
       const key = `${page.limit}:${page.offset}`;
       let loader = reactionsByPost.get(key);
       if (!loader) {
-        loader = new DataLoader((ids) => services.reactions.byPosts(ids, page));
+        loader = new DataLoader((ids) => services.reactions.byPosts(ids, page, reads));
         reactionsByPost.set(key, loader);
       }
       return loader;

@@ -11,6 +11,7 @@ import type { Post, User } from '../../src/domain/types.js';
 import { MemoryPubSub } from '../../src/realtime/memory.js';
 import type { PubSub } from '../../src/realtime/pubsub.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { EVERYTHING, LocalVersions } from '../../src/store/versions.js';
 
 export interface TestEnv {
   dir: string;
@@ -20,6 +21,7 @@ export interface TestEnv {
   db: Db;
   kv: MemoryStore;
   pubsub: MemoryPubSub;
+  versions: LocalVersions;
   services: Services;
   close(): Promise<void>;
 }
@@ -52,7 +54,10 @@ export async function createEnv(): Promise<TestEnv> {
   await migrateToLatest(db);
   const kv = new MemoryStore();
   const pubsub = new MemoryPubSub();
-  const services = createServices({ db, kv, pubsub });
+  // As src/backends.ts wires them without Redis.
+  const versions = new LocalVersions(db.externalChanges);
+  db.onUnannouncedWrite(() => versions.bump([EVERYTHING]));
+  const services = createServices({ db, kv, pubsub, versions });
   return {
     dir,
     file,
@@ -60,6 +65,7 @@ export async function createEnv(): Promise<TestEnv> {
     db,
     kv,
     pubsub,
+    versions,
     services,
     async close() {
       await db.close();

@@ -2,7 +2,9 @@ import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { ANONYMOUS } from '../../src/domain/caller.js';
 import { PostCache } from '../../src/domain/post-cache.js';
 import { loadPostWithLikes } from '../../src/domain/posts.js';
+import { NO_READS, tags } from '../../src/domain/reads.js';
 import type { KeyValueStore } from '../../src/store/kv.js';
+import { SharedVersions } from '../../src/store/versions.js';
 import { createEnv, makeCast, makePost, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
@@ -23,7 +25,7 @@ async function queries<T>(run: () => Promise<T>): Promise<[T, number]> {
   return [value, env.db.queryCount - before];
 }
 
-const read = (id: string) => env.services.posts.byIdWithLikes(cast.as.admin, id);
+const read = (id: string) => env.services.posts.byIdWithLikes(cast.as.admin, id, NO_READS);
 
 describe('post cache', () => {
   it('serves a repeated read, with its like count, without a query', async () => {
@@ -40,8 +42,8 @@ describe('post cache', () => {
   it('applies visibility after the cache: a cached draft stays hidden from others', async () => {
     const draft = await makePost(env, cast.editor, { published: false });
     expect(await read(draft.id)).not.toBeNull();
-    expect(await env.services.posts.byId(ANONYMOUS, draft.id)).toBeNull();
-    expect(await env.services.posts.byId(cast.as.alice, draft.id)).toBeNull();
+    expect(await env.services.posts.byId(ANONYMOUS, draft.id, NO_READS)).toBeNull();
+    expect(await env.services.posts.byId(cast.as.alice, draft.id, NO_READS)).toBeNull();
   });
 
   it('is never stale after updatePost, publishPost, addReaction, deletePost', async () => {
@@ -53,7 +55,7 @@ describe('post cache', () => {
 
     await env.services.posts.publish(cast.as.editor, post.id);
     expect((await read(post.id))?.post.published).toBe(true);
-    expect(await env.services.posts.byId(ANONYMOUS, post.id)).not.toBeNull();
+    expect(await env.services.posts.byId(ANONYMOUS, post.id, NO_READS)).not.toBeNull();
 
     await env.services.reactions.add(cast.as.alice, post.id, 'like');
     expect((await read(post.id))?.likes).toBe(1);
@@ -67,15 +69,16 @@ describe('post cache', () => {
   it('a read that began before a write cannot leave a stale entry', async () => {
     const post = await makePost(env, cast.editor);
     const cache = env.services.postCache;
-    // The reader sees the version before the write...
-    const [, versionBefore] = await env.kv.getMany([`post:${post.id}`, `post-version:${post.id}`]);
+    // The reader takes the versions before the write...
+    const versionsBefore = await cache.currentVersions(post.id);
+    expect(versionsBefore).toBeDefined();
     const staleRow = await loadPostWithLikes(env.db, post.id);
-    // ...the write commits and invalidates...
+    // ...the write commits and bumps the post's tag...
     await env.services.posts.update(cast.as.editor, post.id, { title: 'After' });
-    // ...then the slow reader stores what it read under the version it saw.
-    const stalePostCache = new PostCache(env.kv, async () => staleRow);
-    await stalePostCache.readThrough(post.id, versionBefore ?? '0');
-    // The entry is there, but under an old version, so no one accepts it.
+    // ...then the slow reader stores what it read under the versions it saw.
+    const stalePostCache = new PostCache(env.kv, env.versions, async () => staleRow);
+    await stalePostCache.readThrough(post.id, versionsBefore!);
+    // The entry is there, but under old versions, so no one accepts it.
     expect(await env.kv.get(`post:${post.id}`)).toContain('"title":"' + post.title + '"');
     expect((await cache.get(post.id))?.post.title).toBe('After');
     // And the fresh read replaced it: served from the cache now.
@@ -84,17 +87,31 @@ describe('post cache', () => {
     expect(n).toBe(0);
   });
 
-  it('a lost version key (expired or evicted) never revives a stale entry', async () => {
+  it('a reaction invalidates the entry through the reactions tag: likes are never stale', async () => {
     const post = await makePost(env, cast.editor);
-    const cache = env.services.postCache;
-    await cache.get(post.id); // claims a version and caches the row
-    const [, versionBefore] = await env.kv.getMany([`post:${post.id}`, `post-version:${post.id}`]);
-    expect(versionBefore).toBeDefined();
+    expect((await read(post.id))?.likes).toBe(0);
+    const [, cached] = await queries(() => read(post.id));
+    expect(cached).toBe(0);
+    await env.services.reactions.add(cast.as.alice, post.id, 'like');
+    const [after, statements] = await queries(() => read(post.id));
+    expect(after?.likes).toBe(1);
+    expect(statements).toBe(1);
+  });
+
+  it('with shared versions (Redis): a lost version key (expired or evicted) never revives a stale entry', async () => {
+    const post = await makePost(env, cast.editor);
+    // SharedVersions over the in-memory store: the same code as over Redis.
+    const versions = new SharedVersions(env.kv, () => {});
+    const cache = new PostCache(env.kv, versions, (id) => loadPostWithLikes(env.db, id));
+    await cache.get(post.id); // claims versions and caches the row
+    const versionsBefore = await cache.currentVersions(post.id);
+    expect(versionsBefore).toHaveLength(3);
     const staleRow = await loadPostWithLikes(env.db, post.id);
-    await env.services.posts.update(cast.as.editor, post.id, { title: 'Newer' });
-    await new PostCache(env.kv, async () => staleRow).readThrough(post.id, versionBefore!);
+    await env.db.domain.updateTable('posts').set({ title: 'Newer' }).where('id', '=', post.id).execute();
+    await versions.bump([tags.post(post.id)]);
+    await new PostCache(env.kv, versions, async () => staleRow).readThrough(post.id, versionsBefore!);
     // The store drops the version key (LRU eviction, Redis maxmemory, TTL).
-    await env.kv.delete(`post-version:${post.id}`);
+    await env.kv.delete(`v:${tags.post(post.id)}`);
     expect((await cache.get(post.id))?.post.title).toBe('Newer');
     expect((await cache.get(post.id))?.post.title).toBe('Newer');
   });
@@ -111,9 +128,11 @@ describe('post cache', () => {
       close: () => Promise.resolve(),
     };
     const errors: unknown[] = [];
-    const cache = new PostCache(broken, (id) => loadPostWithLikes(env.db, id), (err) => errors.push(err));
+    const versions = new SharedVersions(broken, (err) => errors.push(err));
+    const cache = new PostCache(broken, versions, (id) => loadPostWithLikes(env.db, id), (err) => errors.push(err));
     expect((await cache.get(post.id))?.post.id).toBe(post.id);
-    await cache.invalidate([post.id]);
+    expect(await cache.currentVersions(post.id)).toBeUndefined();
+    await versions.bump([tags.post(post.id)]);
     expect(errors.length).toBeGreaterThan(0);
   });
 

@@ -1,3 +1,4 @@
+import { NO_READS } from '../../src/domain/reads.js';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import type { Reaction } from '../../src/domain/types.js';
 import { channels } from '../../src/realtime/pubsub.js';
@@ -71,7 +72,7 @@ describe('addReaction', () => {
       Array.from({ length: 6 }, () => env.services.reactions.add(cast.as.bob, post.id, 'like')),
     );
     expect(new Set(results.map((r) => r.id)).size).toBe(1);
-    expect(await env.services.posts.likesByPostIds([post.id])).toEqual([1]);
+    expect(await env.services.posts.likesByPostIds([post.id], NO_READS)).toEqual([1]);
   });
 
   it('events go to the reacted post channel only', async () => {
@@ -99,10 +100,10 @@ describe('byPosts', () => {
     }
     await env.services.reactions.add(cast.as.bob, p2.id, 'like');
     const before = env.db.queryCount;
-    const pages = await env.services.reactions.byPosts([p1.id, p2.id, 'missing'], { limit: 2, offset: 1 });
+    const pages = await env.services.reactions.byPosts([p1.id, p2.id, 'missing'], { limit: 2, offset: 1 }, NO_READS);
     expect(env.db.queryCount - before).toBe(1);
     expect(pages.map((rs) => rs.map((r) => r.type))).toEqual([['c', 'b'], [], []]);
-    const all = await env.services.reactions.byPosts([p2.id, p1.id], { limit: 20, offset: 0 });
+    const all = await env.services.reactions.byPosts([p2.id, p1.id], { limit: 20, offset: 0 }, NO_READS);
     expect(all.map((rs) => rs.map((r) => r.type))).toEqual([['like'], ['d', 'c', 'b', 'a']]);
     const ids = all.flat().map((r) => r.id);
     expect((await env.services.reactions.byIds([...ids, 'x'])).map((r) => r?.id)).toEqual([...ids, undefined]);

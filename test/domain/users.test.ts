@@ -1,3 +1,4 @@
+import { NO_READS } from '../../src/domain/reads.js';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { sql } from 'kysely';
 import { ANONYMOUS } from '../../src/domain/caller.js';
@@ -45,11 +46,11 @@ describe('UserService queries', () => {
     await makePost(env, cast.editor);
     const ids = [cast.alice.id, cast.bob.id, cast.editor.id, cast.admin.id];
     const before = env.db.queryCount;
-    expect(await env.services.users.postsCountByAuthors(ANONYMOUS, ids)).toEqual([1, 0, 1, 0]);
+    expect(await env.services.users.postsCountByAuthors(ANONYMOUS, ids, NO_READS)).toEqual([1, 0, 1, 0]);
     expect(env.db.queryCount - before).toBe(1);
-    expect(await env.services.users.postsCountByAuthors(cast.as.alice, ids)).toEqual([2, 0, 1, 0]);
-    expect(await env.services.users.postsCountByAuthors(cast.as.editor, ids)).toEqual([2, 1, 1, 0]);
-    expect(await env.services.users.postsCountByAuthors(cast.as.editor, [])).toEqual([]);
+    expect(await env.services.users.postsCountByAuthors(cast.as.alice, ids, NO_READS)).toEqual([2, 0, 1, 0]);
+    expect(await env.services.users.postsCountByAuthors(cast.as.editor, ids, NO_READS)).toEqual([2, 1, 1, 0]);
+    expect(await env.services.users.postsCountByAuthors(cast.as.editor, [], NO_READS)).toEqual([]);
   });
 
   it('findByEmail normalises and returns the hash; setRole changes the role', async () => {
@@ -208,8 +209,8 @@ describe('deleteUser', () => {
     await k.insertInto('oauth_accounts').values({ provider: 'p', provider_account_id: 'a', user_id: cast.alice.id, created_at: now }).execute();
 
     // Warm the cache: bob's post has 2 likes, alice's post exists.
-    expect((await env.services.posts.byIdWithLikes(ANONYMOUS, bobs.id))?.likes).toBe(2);
-    expect(await env.services.posts.byId(ANONYMOUS, own.id)).not.toBeNull();
+    expect((await env.services.posts.byIdWithLikes(ANONYMOUS, bobs.id, NO_READS))?.likes).toBe(2);
+    expect(await env.services.posts.byId(ANONYMOUS, own.id, NO_READS)).not.toBeNull();
 
     expect(await env.services.users.delete(cast.as.alice, cast.alice.id)).toBe(true);
 
@@ -221,8 +222,8 @@ describe('deleteUser', () => {
     expect(await k.selectFrom('refresh_tokens').select('token_hash').execute()).toEqual([]);
     expect(await k.selectFrom('oauth_accounts').select('user_id').execute()).toEqual([]);
 
-    expect(await env.services.posts.byId(ANONYMOUS, own.id)).toBeNull();
-    expect((await env.services.posts.byIdWithLikes(ANONYMOUS, bobs.id))?.likes).toBe(1);
+    expect(await env.services.posts.byId(ANONYMOUS, own.id, NO_READS)).toBeNull();
+    expect((await env.services.posts.byIdWithLikes(ANONYMOUS, bobs.id, NO_READS))?.likes).toBe(1);
   });
 
   it('an admin deletes another user', async () => {

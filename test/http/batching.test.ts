@@ -69,9 +69,11 @@ describe('a constant number of SQL statements', () => {
     const hundred = await counted(usersPostsAuthors, { n: 100 });
     expect(ten.data.users).toHaveLength(10);
     expect(hundred.data.users).toHaveLength(100);
-    // users, posts by author, authors by id, counts by author: one batch each.
+    // users, posts by author, authors by id, counts by author: one batch each; plus one
+    // for the published posts of the authors whose newest posts include a draft this
+    // caller may not see (the first batch is the same for every caller, src/domain/posts.ts).
     expect(hundred.statements).toBe(ten.statements);
-    expect(hundred.statements).toBeLessThanOrEqual(4);
+    expect(hundred.statements).toBeLessThanOrEqual(5);
     // And the answers are right: every author is the user, postsCount counts visible posts only.
     for (const user of hundred.data.users) {
       expect(user.posts).toHaveLength(2);
@@ -104,8 +106,9 @@ describe('a constant number of SQL statements', () => {
   it('shares one batch between aliases with the same arguments, and one per distinct page', async () => {
     const same = await counted('{ a: users(limit: 50) { posts(limit: 2) { id } } b: users(limit: 50) { posts(limit: 2) { id } } }');
     const distinct = await counted('{ a: users(limit: 50) { posts(limit: 2) { id } } b: users(limit: 50) { posts(limit: 1) { id } } }');
-    expect(same.statements).toBe(3); // two users lists, one posts batch
-    expect(distinct.statements).toBe(4);
+    // Two users lists, one posts batch, and the published posts again where a draft is hidden.
+    expect(same.statements).toBe(4);
+    expect(distinct.statements).toBe(6);
     expect(distinct.data.b[0].posts).toEqual([same.data.a[0].posts[0]]);
   });
 });

@@ -53,7 +53,7 @@ it('a post updated while Redis is down is not served stale once Redis is back wi
   const updated = await a.gql('mutation ($id: ID!) { updatePost(id: $id, title: "House rules, revised") { title } }', { id }, { headers: admin.headers });
   expect(updated.body.errors).toBeUndefined();
   const store = a.inkwell.backends.kv as CacheStore;
-  expect(store.missedWrites).toBe(1); // the invalidation could not reach Redis
+  expect(store.missedWrites).toBeGreaterThan(0); // the bumps could not reach Redis
   expect(await titleOn(a, id)).toBe('House rules, revised');
   expect(await titleOn(b, id)).toBe('House rules, revised');
 

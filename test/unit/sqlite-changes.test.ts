@@ -3,15 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { externalChangeCounter, type ChangeCounter } from '../../src/db/sqlite-changes.js';
+import { externalChanges, type ExternalChanges } from '../../src/db/sqlite-changes.js';
 
 /**
- * externalChangeCounter (src/db/sqlite-changes.ts) on real SQLite files: in WAL mode it
- * sees another connection's commit through the wal-index header of `<file>-shm`, reads
- * that header at most once per event-loop turn (so a commit within the same turn shows
- * only in the next one, by design), is not moved by its own connection's reads, closes
- * its file descriptor; without WAL (':memory:', a rollback-journal file) it falls back
- * to `PRAGMA data_version`.
+ * externalChanges (src/db/sqlite-changes.ts) on real SQLite files: in WAL mode it sees
+ * another connection's commit through the wal-index header of `<file>-shm`, reads that
+ * header at most once per event-loop turn (so a commit within the same turn shows only
+ * in the next one, by design), is moved neither by its own connection's reads nor by its
+ * own commits (those bump their own tags), cannot tell while its own connection holds a
+ * transaction open (undefined, and the next turn can), closes its file descriptor;
+ * without WAL (':memory:', a rollback-journal file) it asks `PRAGMA data_version`.
  */
 
 /** Lets the current event-loop turn end: the counter's own `setImmediate` runs first. */
@@ -19,7 +20,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 let dir: string;
 const open: SQLite.Database[] = [];
-const counters: ChangeCounter[] = [];
+const counters: ExternalChanges[] = [];
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'inkwell-sqlite-changes-'));
@@ -45,8 +46,11 @@ function connect(file: string, journalMode: 'wal' | 'delete' = 'wal'): SQLite.Da
   return db;
 }
 
-function counterOn(db: SQLite.Database, file: string): ChangeCounter {
-  const counter = externalChangeCounter(db, file);
+/** The flag the write tracker keeps; tests open transactions with `begin` directly. */
+const inTransaction = (db: SQLite.Database) => () => db.inTransaction;
+
+function counterOn(db: SQLite.Database, file: string): ExternalChanges {
+  const counter = externalChanges(db, file, inTransaction(db));
   counters.push(counter);
   return counter;
 }
@@ -65,57 +69,97 @@ function walPair() {
 describe('WAL mode (the wal-index header)', () => {
   it("another connection's committed INSERT makes read() larger in the next turn", async () => {
     const { counter, commitElsewhere } = walPair();
-    const before = counter.read();
+    const before = counter.poll();
     await nextTurn();
     // Nothing committed: the same number.
-    expect(counter.read()).toBe(before);
+    expect(counter.poll()).toBe(before);
     await nextTurn();
     commitElsewhere();
     await nextTurn();
-    const after = counter.read();
-    expect(after).toBeGreaterThan(before);
+    const after = counter.poll()!;
+    expect(after).toBeGreaterThan(before!);
     // Each further commit shows again.
     await nextTurn();
     commitElsewhere();
     await nextTurn();
-    expect(counter.read()).toBeGreaterThan(after);
+    expect(counter.poll()).toBeGreaterThan(after);
   });
 
   it("an uncommitted write elsewhere does not count, its commit does", async () => {
     const { other, counter } = walPair();
-    const before = counter.read();
+    const before = counter.poll();
     other.exec('begin immediate');
     other.prepare('insert into t (v) values (?)').run('pending');
     await nextTurn();
-    expect(counter.read()).toBe(before);
+    expect(counter.poll()).toBe(before);
     other.exec('commit');
     await nextTurn();
-    expect(counter.read()).toBeGreaterThan(before);
+    expect(counter.poll()).toBeGreaterThan(before!);
   });
 
   it("the counter's own connection reading does not change it", async () => {
     const { mine, counter, commitElsewhere } = walPair();
     commitElsewhere();
     await nextTurn();
-    const before = counter.read();
+    const before = counter.poll();
     for (let i = 0; i < 3; i++) {
       expect(mine.prepare('select count(*) as n from t').get()).toEqual({ n: 1 });
       mine.prepare('select * from t').all();
       await nextTurn();
-      expect(counter.read()).toBe(before);
+      expect(counter.poll()).toBe(before);
     }
+  });
+
+  it("the counter's own connection committing does not change it; another's commit at the same time does", async () => {
+    const { mine, counter, commitElsewhere } = walPair();
+    const own = mine.prepare('insert into t (v) values (?)');
+    await nextTurn();
+    const before = counter.poll();
+    for (let i = 0; i < 3; i++) {
+      own.run('mine');
+      mine.transaction(() => own.run('mine, in a transaction'))();
+      await nextTurn();
+      expect(counter.poll()).toBe(before);
+    }
+    own.run('mine');
+    commitElsewhere();
+    own.run('mine again');
+    await nextTurn();
+    expect(counter.poll()).toBeGreaterThan(before!);
+  });
+
+  it('cannot tell while its own connection holds a transaction open, and tells once it ends', async () => {
+    const { mine, counter, commitElsewhere } = walPair();
+    await nextTurn();
+    const before = counter.poll();
+    mine.exec('begin');
+    mine.prepare('select count(*) from t').get(); // the snapshot is taken: data_version stands still
+    commitElsewhere();
+    await nextTurn();
+    expect(counter.poll()).toBeUndefined();
+    await nextTurn();
+    expect(counter.poll()).toBeUndefined();
+    mine.exec('commit');
+    await nextTurn();
+    expect(counter.poll()).toBeGreaterThan(before!);
+    // Nothing new: no transaction and an unchanged header answer at once.
+    mine.exec('begin');
+    await nextTurn();
+    const settled = counter.poll();
+    expect(settled).toBeGreaterThan(before!);
+    mine.exec('commit');
   });
 
   it('reads the header once per turn: a commit between two reads of one turn shows in the next turn', async () => {
     const { counter, commitElsewhere } = walPair();
     await nextTurn();
-    const first = counter.read();
+    const first = counter.poll();
     commitElsewhere();
     // Intended: the same turn answers from the first read, without another system call.
     // A request handled in this turn arrived before the commit was acknowledged to anyone.
-    expect(counter.read()).toBe(first);
+    expect(counter.poll()).toBe(first);
     await nextTurn();
-    expect(counter.read()).toBeGreaterThan(first);
+    expect(counter.poll()).toBeGreaterThan(first!);
   });
 
   it('close() closes the -shm file descriptor without throwing', () => {
@@ -134,7 +178,7 @@ describe('WAL mode (the wal-index header)', () => {
       return n;
     };
     const before = shmDescriptors();
-    const counter = externalChangeCounter(mine, file);
+    const counter = externalChanges(mine, file, inTransaction(mine));
     const during = shmDescriptors();
     expect(() => counter.close()).not.toThrow();
     const after = shmDescriptors();
@@ -149,18 +193,18 @@ describe('WAL mode (the wal-index header)', () => {
 });
 
 describe('without WAL (PRAGMA data_version)', () => {
-  it("':memory:' uses the fallback and read() returns a number", async () => {
+  it("':memory:' (no other connection can exist) answers a constant", async () => {
     const db = new SQLite(':memory:');
     open.push(db);
     const counter = counterOn(db, ':memory:');
-    const first = counter.read();
+    const first = counter.poll();
     expect(typeof first).toBe('number');
     expect(Number.isFinite(first)).toBe(true);
     // Its own writes are not another connection's: data_version stays.
     db.exec('create table t (id integer primary key)');
     db.exec('insert into t default values');
     await nextTurn();
-    expect(counter.read()).toBe(first);
+    expect(counter.poll()).toBe(first);
     expect(() => counter.close()).not.toThrow();
   });
 
@@ -170,10 +214,17 @@ describe('without WAL (PRAGMA data_version)', () => {
     const other = connect(file, 'delete');
     expect(mine.pragma('journal_mode', { simple: true })).toBe('delete');
     const counter = counterOn(mine, file);
-    const before = counter.read();
+    const before = counter.poll();
     other.prepare('insert into t (v) values (?)').run('x');
-    // No per-turn memory here: data_version answers each read.
-    expect(counter.read()).toBeGreaterThan(before);
+    // No per-turn memory here: data_version answers each poll.
+    expect(counter.poll()).toBeGreaterThan(before!);
+    // Its own commits do not count; inside its own open transaction it cannot tell.
+    const after = counter.poll();
+    mine.prepare('insert into t (v) values (?)').run('mine');
+    expect(counter.poll()).toBe(after);
+    mine.exec('begin');
+    expect(counter.poll()).toBeUndefined();
+    mine.exec('commit');
     expect(() => counter.close()).not.toThrow();
   });
 });

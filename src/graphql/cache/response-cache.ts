@@ -1,85 +1,160 @@
 import { LRUCache } from 'lru-cache';
 import type { Caller } from '../../domain/caller.js';
-import type { DataVersion } from '../../store/data-version.js';
+import { EVERYTHING, type LocalVersions, type Version, type VersionStore } from '../../store/versions.js';
 import type { PreparedOperation } from '../operation/pipeline.js';
+import { Recorder } from './recorder.js';
+import { CallerScope, levelsOf, scopeKey } from './scope.js';
 
 /**
- * Whole-response cache for queries: the serialized body of an error-free result, keyed
- * by (operation, variables, caller) and valid only while the data version it was made
- * under is still current. The version changes on every committed write (see
- * src/db/write-tracking.ts), so a cached response is never stale; it is the one road
- * past executing and serializing a large result on every request (DESIGN.md).
- *
- * The caller is part of the key because field rules depend on it (`User.email`,
- * unpublished posts, `me`); the role is in it because it is re-read per request.
+ * Whole-response cache for queries (docs/decisions.md): the bytes of an error-free
+ * result, valid while every tag its execution read (src/domain/reads.ts) keeps the
+ * version recorded before the read, and keyed by what the execution read of the caller
+ * (./scope.ts). Memory versions are checked synchronously; with Redis one MGET per lookup.
  */
 
+/** Carried from lookup to store: where a miss's result goes and what it depended on. */
 export interface CacheSlot {
-  key: string;
-  version: string;
+  readonly base: string;
+  readonly scope: CallerScope;
+  readonly recorder: Recorder;
 }
 
 interface Entry {
-  version: string;
   /** The UTF-8 bytes: a hit is written to the socket as is, with no encoding pass. */
-  body: Buffer;
+  readonly body: Buffer;
+  readonly tags: readonly string[];
+  readonly versions: readonly Version[];
+  /** The local clock when the versions were last found current (memory only). */
+  checkedAt: number;
 }
+
+export type Lookup = { body: Buffer } | CacheSlot | undefined;
 
 export class ResponseCache {
   private readonly entries: LRUCache<string, Entry>;
+  /** With Redis: the tags each operation and variables read last time, fetched with the next lookup. */
+  private readonly lastTags = new LRUCache<string, readonly string[]>({ max: 10_000 });
+  private readonly operationIds = new WeakMap<PreparedOperation, string>();
+  private nextOperationId = 0;
   /** Lookups answered from the cache, and lookups that had to execute (metrics, tests). */
   readonly stats = { hits: 0, misses: 0 };
 
   constructor(
-    private readonly dataVersion: DataVersion,
+    private readonly versions: VersionStore,
     maxBytes: number,
   ) {
     this.entries = new LRUCache<string, Entry>({
       maxSize: maxBytes,
-      // Not needed for correctness (the version is); it bounds the damage of an
-      // invalidation lost while Redis flapped, and frees memory of idle entries. The
-      // same 300 s that SPEC allows the post(id) cache.
+      // Not needed for correctness (the versions are); it frees memory of idle entries.
       ttl: 300_000,
-      sizeCalculation: (entry, key) => entry.body.length + key.length * 2 + 64,
+      sizeCalculation: (entry, key) => entry.body.length + (key.length + entry.tags.length * 48) * 2 + 96,
     });
   }
 
-  /**
-   * Looks the operation up. Returns the cached body on a hit, or the slot to fill after
-   * execution on a miss; undefined when the response must not be cached at all.
-   */
-  async lookup(
-    operation: PreparedOperation,
-    variables: Record<string, unknown> | null | undefined,
-    caller: Caller,
-  ): Promise<{ body: Buffer } | CacheSlot | undefined> {
+  /** The cached body on a hit; on a miss, the slot to execute with and fill; undefined when nothing may be cached now. */
+  lookup(operation: PreparedOperation, variables: Record<string, unknown> | null | undefined, caller: Caller): Lookup | Promise<Lookup> {
     if (operation.operationType !== 'query') return undefined;
-    const version = await this.dataVersion();
-    if (version === undefined) return undefined;
-    const key = `${callerKey(caller)}\u0001${variables ? JSON.stringify(variables) : ''}\u0001${operation.key}`;
-    const body = this.current(key, version);
-    if (body) {
-      this.stats.hits++;
-      return { body };
+    const base = `${this.operationId(operation)}\u0001${variables ? JSON.stringify(variables) : ''}`;
+    const local = this.versions.local;
+    return local ? this.lookupLocal(base, caller, local) : this.lookupShared(base, caller);
+  }
+
+  private lookupLocal(base: string, caller: Caller, local: LocalVersions): Lookup {
+    if (!local.check()) return undefined;
+    for (const level of levelsOf(caller)) {
+      const key = `${scopeKey(caller, level)}\u0001${base}`;
+      const entry = this.entries.get(key);
+      if (entry && this.isCurrent(entry, local, key)) return this.hit(entry);
     }
     this.stats.misses++;
-    return { key, version };
+    return { base, scope: new CallerScope(caller), recorder: new Recorder((tag) => local.current(tag)) };
   }
 
-  private current(key: string, version: string): Buffer | undefined {
-    const entry = this.entries.get(key);
-    return entry && entry.version === version ? entry.body : undefined;
+  /**
+   * With Redis: one MGET fetches the versions of every candidate entry's tags and of the
+   * tags this operation and variables read last time; a miss executes against that
+   * snapshot and fetches anything else before reading it (./recorder.ts).
+   */
+  private async lookupShared(base: string, caller: Caller): Promise<Lookup> {
+    const candidates: [string, Entry][] = [];
+    const wanted = new Set<string>([EVERYTHING]);
+    for (const level of levelsOf(caller)) {
+      const key = `${scopeKey(caller, level)}\u0001${base}`;
+      const entry = this.entries.get(key);
+      if (!entry) continue;
+      candidates.push([key, entry]);
+      for (const tag of entry.tags) wanted.add(tag);
+    }
+    for (const tag of this.lastTags.get(base) ?? []) wanted.add(tag);
+    const tags = [...wanted];
+    const versions = await this.versions.read(tags);
+    if (!versions) return undefined;
+    const snapshot = new Map<string, Version>();
+    tags.forEach((tag, i) => snapshot.set(tag, versions[i]!));
+    for (const [key, entry] of candidates) {
+      if (entry.tags.every((tag, i) => snapshot.get(tag) === entry.versions[i])) return this.hit(entry);
+      // Versions are random tokens: one that changed never comes back.
+      this.entries.delete(key);
+    }
+    this.stats.misses++;
+    const recorder = new Recorder(
+      (tag) => snapshot.get(tag),
+      async (more) => this.versions.read(more),
+    );
+    return { base, scope: new CallerScope(caller), recorder };
   }
 
-  /** Stores a body under the version read BEFORE execution began, so a racing write wins. */
+  /** Stores an error-free result under the key its execution earned, if all it read is known to be unchanged since. */
   store(slot: CacheSlot, body: string): void {
-    // Outside Node's shared 8 KiB pool: a small pooled slice would keep its whole slab alive.
-    const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
-    bytes.write(body);
-    this.entries.set(slot.key, { version: slot.version, body: bytes });
+    const { recorder, scope } = slot;
+    const local = this.versions.local;
+    if (!local) this.lastTags.set(slot.base, recorder.tags);
+    if (!recorder.complete) return;
+    const entry: Entry = { body: toBytes(body), tags: recorder.tags, versions: recorder.versions, checkedAt: -1 };
+    const key = `${scopeKey(scope.real, scope.level)}\u0001${slot.base}`;
+    // A write that committed during execution already made it old: not worth the space.
+    if (local && !isCurrent(entry, local)) return;
+    this.entries.set(key, entry);
+  }
+
+  private isCurrent(entry: Entry, local: LocalVersions, key: string): boolean {
+    if (isCurrent(entry, local)) return true;
+    // Versions never come back: this entry can never be current again.
+    this.entries.delete(key);
+    return false;
+  }
+
+  private hit(entry: Entry): { body: Buffer } {
+    this.stats.hits++;
+    return { body: entry.body };
+  }
+
+  /** A short stand-in for the operation's text in keys: the prepared operation is the same object for the same text. */
+  private operationId(operation: PreparedOperation): string {
+    let id = this.operationIds.get(operation);
+    if (id === undefined) {
+      id = `o${++this.nextOperationId}`;
+      this.operationIds.set(operation, id);
+    }
+    return id;
   }
 }
 
-function callerKey(caller: Caller): string {
-  return caller.kind === 'user' ? `u:${caller.id}:${caller.role}` : 'a';
+/** In memory: every tag still at its recorded version (skipped while no bump happened since the last check). */
+function isCurrent(entry: Entry, local: LocalVersions): boolean {
+  const clock = local.clock;
+  if (entry.checkedAt === clock) return true;
+  const { tags, versions } = entry;
+  for (let i = 0; i < tags.length; i++) {
+    if (local.current(tags[i]!) !== versions[i]) return false;
+  }
+  entry.checkedAt = clock;
+  return true;
+}
+
+/** Outside Node's shared 8 KiB pool: a small pooled slice would keep its whole slab alive. */
+function toBytes(body: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
+  bytes.write(body);
+  return bytes;
 }

@@ -8,6 +8,7 @@ import { requestError } from './errors.js';
 import { assertNesting } from './nesting.js';
 import type { PersistedQueries } from './persisted.js';
 import type { OperationPipeline, PreparedOperation } from './pipeline.js';
+import { nextSlice } from './slices.js';
 
 /**
  * The one preparation every operation goes through, whichever transport carried it
@@ -70,9 +71,17 @@ function checkTransport(operation: PreparedOperation, transport: Transport): voi
   }
 }
 
-/** Runs a prepared query or mutation with a fresh context (caller, loaders). */
-export function execute(prepared: PreparedRequest, services: Services): ExecutionResult | Promise<ExecutionResult> {
-  const context = createContext(services, prepared.caller);
+/**
+ * Runs a prepared query or mutation with a fresh context (caller, loaders). A cacheable
+ * one runs with the slot's recording caller and dependency recorder (src/graphql/cache/).
+ *
+ * It starts in a slice of the event loop's check phase (./slices.ts), so that under load
+ * one loop iteration never runs every pending execution back to back.
+ */
+export async function execute(prepared: PreparedRequest, services: Services): Promise<ExecutionResult> {
+  await nextSlice();
+  const slot = prepared.cacheSlot;
+  const context = slot ? createContext(services, slot.scope.caller, slot.recorder) : createContext(services, prepared.caller);
   const { operation, variables } = prepared;
   // observability: the `graphql.execute` span (a plain call while tracing is off).
   return traceExecute(operation, () => operation.compiled.query(undefined, context, variables) as ExecutionResult | Promise<ExecutionResult>);

@@ -4,21 +4,21 @@ import type { QueryResolvers } from '../generated/resolvers.js';
 // Thin: read arguments, call a service, let loaders batch. Rules live in the services.
 export const Query: QueryResolvers = {
   users: (_root, args, ctx) =>
-    ctx.services.users.list(ctx.caller, { role: args.role ?? null, ...page(args.limit, args.offset) }),
+    ctx.services.users.list(ctx.caller, { role: args.role ?? null, ...page(args.limit, args.offset) }, ctx.reads),
 
   user: async (_root, args, ctx) => (await ctx.loaders.user.load(checkId('id', args.id))) ?? null,
 
-  posts: (_root, args, ctx) => ctx.services.posts.list(ctx.caller, page(args.limit, args.offset)),
+  posts: (_root, args, ctx) => ctx.services.posts.list(ctx.caller, page(args.limit, args.offset), ctx.reads),
 
   post: async (_root, args, ctx) => {
-    const found = await ctx.services.posts.byIdWithLikes(ctx.caller, args.id);
+    const found = await ctx.services.posts.byIdWithLikes(ctx.caller, args.id, ctx.reads);
     if (!found) return null;
     // The cached entry carries the like count: `post(id) { likes }` needs no query.
     ctx.loaders.likes.prime(found.post.id, found.likes);
     return found.post;
   },
 
-  books: (_root, args, ctx) => ctx.services.books.list(page(args.limit, args.offset)),
+  books: (_root, args, ctx) => ctx.services.books.list(page(args.limit, args.offset), ctx.reads),
 
   book: async (_root, args, ctx) => (await ctx.loaders.book.load(checkId('id', args.id))) ?? null,
 

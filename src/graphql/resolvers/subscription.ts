@@ -1,4 +1,5 @@
 import { isVisible } from '../../domain/posts.js';
+import { NO_READS } from '../../domain/reads.js';
 import type { Post, Reaction, User } from '../../domain/types.js';
 import { checkId } from '../../domain/validate.js';
 import { filterAsync } from '../../realtime/iterators.js';
@@ -35,7 +36,7 @@ export function createSubscriptionResolvers(pubsub: PubSub): SubscriptionResolve
         // context of a subscription lives as long as the subscription does.
         return filterAsync(
           pubsub.subscribe<Reaction>(channels.postReactionAdded(postId)),
-          async (reaction) => (await ctx.services.posts.byId(ctx.caller, reaction.postId)) !== null,
+          async (reaction) => (await ctx.services.posts.byId(ctx.caller, reaction.postId, NO_READS)) !== null,
         );
       },
       resolve: (reaction: Reaction) => reaction,

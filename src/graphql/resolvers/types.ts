@@ -5,8 +5,9 @@ import type { PostResolvers, ReactionResolvers, UserResolvers } from '../generat
 // Fields not listed here resolve by property access on the domain records.
 
 export const User: UserResolvers = {
-  // SPEC §4: the user themself or an admin; null for everyone else (not an error).
-  email: (user, _args, ctx) => (isSelf(ctx.caller, user.id) || can(ctx.caller, 'manage:users') ? user.email : null),
+  // docs/permissions.md: the user themself or an admin; null for everyone else (not an error).
+  // The role first: an admin's answer is then shared by all admins (src/graphql/cache/scope.ts).
+  email: (user, _args, ctx) => (can(ctx.caller, 'manage:users') || isSelf(ctx.caller, user.id) ? user.email : null),
   posts: (user, args, ctx) => ctx.loaders.postsByAuthor(page(args.limit, args.offset)).load(user.id),
   postsCount: (user, _args, ctx) => ctx.loaders.postsCount.load(user.id),
 };

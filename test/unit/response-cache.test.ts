@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { ANONYMOUS, can, isSelf, type Caller } from '../../src/domain/caller.js';
+import { ResponseCache, type CacheSlot, type Lookup } from '../../src/graphql/cache/response-cache.js';
+import type { PreparedOperation } from '../../src/graphql/operation/pipeline.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import { LocalVersions, SharedVersions, type VersionStore } from '../../src/store/versions.js';
+
+/**
+ * The response cache's rules (src/graphql/cache/), with the version stores but no
+ * server: an entry is valid while all the tags it read keep the versions taken before
+ * reading; a write that lands while a miss executes leaves nothing stale behind; an
+ * entry is keyed by what the execution read of the caller, and lookups try the broadest
+ * key first. Over the shared store (Redis's code path) a miss fetches the versions of
+ * what it reads before reading, so its first result is stored too.
+ */
+const operation = { operationType: 'query' } as PreparedOperation;
+const alice: Caller = { kind: 'user', id: 'alice', role: 'user', sessionId: null };
+const bob: Caller = { kind: 'user', id: 'bob', role: 'user', sessionId: null };
+const eddie: Caller = { kind: 'user', id: 'eddie', role: 'editor', sessionId: null };
+const edna: Caller = { kind: 'user', id: 'edna', role: 'editor', sessionId: null };
+
+/** Looks up; on a miss runs `execute` with the slot's caller and recorder, stores its answer; returns what was served. */
+async function serve(cache: ResponseCache, caller: Caller, execute: (slot: CacheSlot) => Promise<string>, variables = {}) {
+  const found: Lookup = await cache.lookup(operation, variables, caller);
+  if (found && 'body' in found) return { body: found.body.toString(), hit: true };
+  if (!found) throw new Error('nothing may be cached now');
+  const body = await execute(found);
+  cache.store(found, body);
+  return { body, hit: false };
+}
+
+/** An execution that reads `tags` and answers with their current "data". */
+const reading = (data: Map<string, string>, tags: string[]) => async (slot: CacheSlot) =>
+  slot.recorder.read(tags, async () => tags.map((t) => data.get(t) ?? '-').join(','));
+
+for (const [name, make] of [
+  ['in memory', () => new LocalVersions()],
+  ['shared (Redis code path)', () => new SharedVersions(new MemoryStore(), () => {})],
+] as [string, () => VersionStore][]) {
+  describe(`response cache, versions ${name}`, () => {
+    it('serves an entry until a tag it read is bumped; other bumps leave it warm', async () => {
+      const versions = make();
+      const cache = new ResponseCache(versions, 1 << 20);
+      const data = new Map([['p:1', 'one']]);
+      const first = await serve(cache, ANONYMOUS, reading(data, ['p:1']));
+      expect(first).toEqual({ body: 'one', hit: false });
+      expect(await serve(cache, ANONYMOUS, reading(data, ['p:1']))).toEqual({ body: 'one', hit: true });
+      await versions.bump(['p:2', 'U']);
+      expect(await serve(cache, ANONYMOUS, reading(data, ['p:1']))).toEqual({ body: 'one', hit: true });
+      data.set('p:1', 'uno');
+      await versions.bump(['p:1']);
+      expect(await serve(cache, ANONYMOUS, reading(data, ['p:1']))).toEqual({ body: 'uno', hit: false });
+      expect(await serve(cache, ANONYMOUS, reading(data, ['p:1']))).toEqual({ body: 'uno', hit: true });
+    });
+
+    it('a write that commits while a miss executes leaves no stale entry', async () => {
+      const versions = make();
+      const cache = new ResponseCache(versions, 1 << 20);
+      const data = new Map([['p:1', 'old']]);
+      // The reader records the tag, reads the old data; then the write commits and bumps.
+      const stale = await serve(cache, ANONYMOUS, async (slot) => {
+        const body = await reading(data, ['p:1'])(slot);
+        data.set('p:1', 'new');
+        await versions.bump(['p:1']);
+        return body;
+      });
+      expect(stale).toEqual({ body: 'old', hit: false });
+      expect(await serve(cache, ANONYMOUS, reading(data, ['p:1']))).toEqual({ body: 'new', hit: false });
+    });
+
+    it('an execution that read nothing of the caller is shared by everyone', async () => {
+      const cache = new ResponseCache(make(), 1 << 20);
+      const data = new Map([['B', 'books']]);
+      await serve(cache, ANONYMOUS, reading(data, ['B']));
+      for (const caller of [alice, eddie]) expect((await serve(cache, caller, reading(data, ['B']))).hit).toBe(true);
+    });
+
+    it('one that read the role is shared by that role; one that read the identity by nobody else', async () => {
+      const cache = new ResponseCache(make(), 1 << 20);
+      const byRole = async (slot: CacheSlot) => (can(slot.scope.caller, 'write:posts') ? 'drafts' : 'published');
+      expect(await serve(cache, eddie, byRole)).toEqual({ body: 'drafts', hit: false });
+      expect(await serve(cache, edna, byRole)).toEqual({ body: 'drafts', hit: true });
+      expect(await serve(cache, alice, byRole)).toEqual({ body: 'published', hit: false });
+      expect(await serve(cache, bob, byRole)).toEqual({ body: 'published', hit: true });
+      expect(await serve(cache, ANONYMOUS, byRole)).toEqual({ body: 'published', hit: false });
+
+      const byIdentity = async (slot: CacheSlot) => (isSelf(slot.scope.caller, 'alice') ? 'mine' : 'theirs');
+      const vars = { v: 2 };
+      expect(await serve(cache, alice, byIdentity, vars)).toEqual({ body: 'mine', hit: false });
+      expect(await serve(cache, bob, byIdentity, vars)).toEqual({ body: 'theirs', hit: false });
+      expect(await serve(cache, alice, byIdentity, vars)).toEqual({ body: 'mine', hit: true });
+      expect(await serve(cache, bob, byIdentity, vars)).toEqual({ body: 'theirs', hit: true });
+    });
+
+    it('reads after awaits (the way loaders batch) are recorded too', async () => {
+      const versions = make();
+      const cache = new ResponseCache(versions, 1 << 20);
+      const data = new Map([
+        ['U', 'list'],
+        ['a:1', 'posts'],
+      ]);
+      const nested = async (slot: CacheSlot) => {
+        const list = await slot.recorder.read(['U'], async () => data.get('U')!);
+        await new Promise((resolve) => setImmediate(resolve));
+        const posts = await slot.recorder.read(['a:1'], async () => data.get('a:1')!);
+        return `${list}/${posts}`;
+      };
+      await serve(cache, ANONYMOUS, nested);
+      expect((await serve(cache, ANONYMOUS, nested)).hit).toBe(true);
+      data.set('a:1', 'more posts');
+      await versions.bump(['a:1']);
+      expect(await serve(cache, ANONYMOUS, nested)).toEqual({ body: 'list/more posts', hit: false });
+    });
+  });
+}
+
+describe('response cache over the shared store', () => {
+  it('a version that cannot be fetched before its read makes the result not stored', async () => {
+    const kv = new MemoryStore();
+    const versions = new SharedVersions(kv, () => {});
+    const cache = new ResponseCache(versions, 1 << 20);
+    const data = new Map([['p:1', 'one']]);
+    const found = await cache.lookup(operation, {}, ANONYMOUS);
+    if (!found || 'body' in found) throw new Error('expected a miss');
+    // Redis goes away between the lookup and the read of a tag the lookup did not fetch.
+    kv.getMany = () => Promise.reject(new Error('down'));
+    const body = await reading(data, ['p:1'])(found);
+    cache.store(found, body);
+    expect(found.recorder.complete).toBe(false);
+    kv.getMany = MemoryStore.prototype.getMany.bind(kv);
+    expect((await serve(cache, ANONYMOUS, reading(data, ['p:1']))).hit).toBe(false);
+  });
+});
