@@ -196,13 +196,13 @@ describe('writes the service does not announce', () => {
 });
 
 describe('the operator command in another process (npm run user:role)', () => {
-  /** Runs scripts/user-role.ts against the server's database (and Redis, with its key prefix). */
+  /** Runs src/cli/user-role.ts (what `npm run user:role` runs, from source) against the server's database (and Redis, with its key prefix). */
   function userRole(email: string, role: string): Promise<number | null> {
     const { config } = server.inkwell;
     const database = config.database.kind === 'sqlite' ? `file:${config.database.file}` : config.database.url;
     const redis: Record<string, string> = config.redisUrl ? { REDIS_URL: config.redisUrl, REDIS_KEY_PREFIX: config.redisKeyPrefix } : {};
     return new Promise((resolve, reject) => {
-      const child = spawn('npx', ['tsx', 'scripts/user-role.ts', email, role], {
+      const child = spawn('npx', ['tsx', 'src/cli/user-role.ts', email, role], {
         env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: database, ...redis },
         stdio: 'ignore',
       });
