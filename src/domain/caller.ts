@@ -14,7 +14,7 @@ export function isRole(value: unknown): value is Role {
 
 export type Permission = 'read:posts' | 'write:posts' | 'delete:posts' | 'manage:users';
 
-/** The permission table of SPEC section 4 — the only place roles map to rights. */
+/** The permission table of docs/permissions.md — the only place roles map to rights. */
 const PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   admin: new Set(['read:posts', 'write:posts', 'delete:posts', 'manage:users']),
   editor: new Set(['read:posts', 'write:posts']),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 /**
  * Record ids are random UUIDs: opaque and non-sequential, so an id reveals neither how
- * many records exist nor which one comes next (SPEC section 3).
+ * many records exist nor which one comes next (docs/schema.md).
  */
 export function newId(): string {
   return randomUUID();

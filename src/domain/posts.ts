@@ -325,7 +325,7 @@ export class PostService {
 
   private async emitPublished(post: Post): Promise<void> {
     await this.deps.pubsub.publish(channels.postPublished(post.id), post).catch(() => {
-      // Subscribers may miss events during a pub/sub outage (SPEC section 1); the post is stored.
+      // Subscribers may miss events during a pub/sub outage (docs/operations.md); the post is stored.
     });
   }
 }

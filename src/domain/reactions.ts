@@ -84,7 +84,7 @@ export class ReactionService {
     const reaction = toReaction(row);
     await this.deps.versions.bump([tags.reactions(postId)]);
     await this.deps.pubsub.publish(channels.postReactionAdded(postId), reaction).catch(() => {
-      // Subscribers may miss events during a pub/sub outage (SPEC section 1); the reaction is stored.
+      // Subscribers may miss events during a pub/sub outage (docs/operations.md); the reaction is stored.
     });
     return reaction;
   }

@@ -153,7 +153,7 @@ export class UserService {
     await this.deps.versions.bump([tags.users, tags.user(row.id)]);
     const user = toUser(row);
     await this.deps.pubsub.publish(channels.userCreated(), user).catch(() => {
-      // Subscribers may miss events during a pub/sub outage (SPEC section 1); the account exists.
+      // Subscribers may miss events during a pub/sub outage (docs/operations.md); the account exists.
     });
     return user;
   }

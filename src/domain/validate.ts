@@ -3,7 +3,7 @@ import { isRole, ROLES, type Role } from './caller.js';
 import type { Page } from './types.js';
 
 /**
- * The input rules of SPEC section 3. Each check throws BadUserInputError naming the
+ * The input rules of docs/schema.md. Each check throws BadUserInputError naming the
  * argument. Lengths count Unicode code points (`[...s].length`), so an emoji is one
  * character, as a user would count it, not two UTF-16 units.
  */

@@ -12,7 +12,7 @@ import type { SubscriptionResolvers } from '../generated/resolvers.js';
  * payload is the domain record the service published; field rules (`User.email`)
  * then apply per subscriber, through the caller in the context.
  *
- * SPEC §4: a post the caller may not see counts as not existing — no events. The
+ * docs/permissions.md: a post the caller may not see counts as not existing — no events. The
  * filter runs per event with the subscriber's caller, so a draft's reactions reach
  * its author and editors, and everyone once the post is published.
  */
