@@ -12,7 +12,8 @@ import { eventually, randomIp, startInstance, type Instance } from '../scale/ins
  * reactions or nothing at all, and a refresh-token rotation marks the presented token
  * rotated together with storing its successor, or does neither.
  */
-const VICTIMS = 150;
+// Enough that the delete stream never runs dry before both kills, however fast the machine.
+const VICTIMS = 600;
 const POSTS_EACH = 12;
 const env = (backend: ProcessBackend) => ({ ...backend.env, SEED_DEMO_DATA: 'auto', PUBLIC_URL: 'http://127.0.0.1:8080' });
 
