@@ -24,16 +24,10 @@ import { WS_CLOSE, WS_LIMITS, WS_PATH } from './protocol.js';
 import type { WsObserver } from '../../observability/ws.js';
 
 /**
- * The WebSocket adapter: graphql-transport-ws at /graphql on the HTTP server's port
- * (docs/subscriptions.md). graphql-ws's protocol core (`makeServer`) runs the protocol —
- * init timeout, ack, subscribe/complete, ids, close codes; this file is its transport
- * over `ws`, with the same preparation as HTTP (`onSubscribe` returns it), the same
- * error formatter, and the per-connection limits.
- *
- * Not `graphql-ws/use/ws`: that glue logs client faults (an oversized message) with
- * console.error, keeps a ping timer pair per socket and sends without looking at
- * back-pressure. Here one sweep pings every socket, faults go to the service's log,
- * and every send checks the socket's buffer first (see WS_LIMITS.maxBufferedBytes).
+ * The WebSocket adapter: graphql-transport-ws at /graphql (docs/subscriptions.md).
+ * graphql-ws's protocol core (`makeServer`) runs the protocol; this file is its transport
+ * over `ws`, with the same preparation and error formatter as HTTP and the per-connection
+ * limits. Why not `graphql-ws/use/ws`: docs/design-notes.md#websocket-transport.
  */
 
 export interface WsLogger {
