@@ -20,6 +20,16 @@ async function ask(url, body, token) {
   return json.data;
 }
 
+/** A refused credential: 401 UNAUTHENTICATED with a Bearer challenge (docs/permissions.md). */
+async function refused(url, body, token, what) {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body });
+  const text = await response.text();
+  const code = response.status === 401 ? JSON.parse(text).errors?.[0]?.extensions?.code : undefined;
+  if (code !== 'UNAUTHENTICATED' || !response.headers.get('www-authenticate')?.startsWith('Bearer')) {
+    throw new Error(`${what} at ${url}: HTTP ${response.status} ${text.slice(0, 200)}, expected 401 UNAUTHENTICATED`);
+  }
+}
+
 /** Both must give the same data; returns both answers. */
 export async function sameAnswer({ inkwell, reference, body, token, what }) {
   const [ours, theirs] = await Promise.all([ask(inkwell.graphqlUrl, body, token), ask(reference.graphqlUrl, body, token)]);
@@ -65,7 +75,7 @@ export async function checkParity({ inkwell, reference, data, accounts, tokens, 
     }
   }
 
-  // Credentials: a live session, the same session revoked, a token signed with another key.
+  // Credentials: a live session; the same session revoked and a token signed with another key are refused.
   const meBody = requestBody('me');
   const [fresh] = await signIn(inkwell.url, [accounts[2]]);
   await mirrorSessions(targets.inkwell, targets.reference);
@@ -78,8 +88,7 @@ export async function checkParity({ inkwell, reference, data, accounts, tokens, 
     .setSubject(claims.sub).setIssuer(claims.iss).setAudience(claims.aud).setIssuedAt().setExpirationTime('5m')
     .sign(new TextEncoder().encode('not-the-bench-secret-not-the-bench-secret'));
   for (const [what, token] of [['a revoked session', fresh], ['a forged token', forged]]) {
-    const [answer] = await sameAnswer({ inkwell, reference, body: meBody, token, what: `me with ${what}` });
-    if (answer.me !== null) throw new Error(`me with ${what}: not anonymous`);
+    for (const side of [inkwell, reference]) await refused(side.graphqlUrl, meBody, token, `me with ${what}`);
   }
 
   // addReaction: the same reaction on each side (their own copies of the data), then a repeat.

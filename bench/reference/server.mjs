@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import mercurius from 'mercurius';
-import { createAuth } from './auth.mjs';
+import { createAuth, REJECTED } from './auth.mjs';
 import { createLoaders, resolvers } from './resolvers.mjs';
 import { openStore } from './store.mjs';
 
@@ -37,14 +37,25 @@ async function main() {
 
   const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } });
   app.get('/healthz', async () => ({ status: 'ok' }));
+  // The caller once per request, before Mercurius; a refused credential is a 401.
+  app.decorateRequest('caller', null);
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.url !== '/graphql' && !request.url.startsWith('/graphql?')) return;
+    const caller = await callerOf(request.headers.authorization);
+    if (caller === REJECTED) {
+      const errors = [{ message: 'Invalid or expired credentials', extensions: { code: 'UNAUTHENTICATED' } }];
+      return reply.code(401).header('www-authenticate', 'Bearer error="invalid_token"').send({ errors });
+    }
+    request.caller = caller;
+  });
   await app.register(mercurius, {
     schema: loadSchema(),
     resolvers,
     jit: 1,
     queryDepth: 7, // Inkwell's default QUERY_MAX_DEPTH
     graphiql: false,
-    context: async (request) => {
-      const caller = await callerOf(request.headers.authorization);
+    context: (request) => {
+      const caller = request.caller;
       return { caller, store, loaders: createLoaders(store, caller) };
     },
   });

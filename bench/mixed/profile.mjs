@@ -1,0 +1,85 @@
+/**
+ * Where Inkwell spends its time on the mixed traffic: one service under `node --cpu-prof`
+ * on the bench data, loaded with the mix (bench/mixed/mix.mjs), then its response-cache
+ * outcomes (from /metrics) and a CPU summary. Not part of `npm run bench`.
+ *
+ *   npm run build && node bench/mixed/profile.mjs [--writes=2] [--top=40] [--keep] [--env=NAME=VALUE ...]
+ *
+ * The summary goes to bench/results/profile-mixed-<writes>[-env].txt.
+ */
+import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { installCleanup } from '../lib/children.mjs';
+import { waitForQuiet } from '../lib/cpu.mjs';
+import { formatSummary, loadProfile, summarise } from '../lib/cpuprofile.mjs';
+import { createBenchDatabase } from '../lib/seed.mjs';
+import { startService } from '../lib/service.mjs';
+import { prepareAccounts, signIn } from './accounts.mjs';
+import { runTraffic } from './traffic.mjs';
+
+const METRICS_TOKEN = 'bench-metrics-token';
+
+async function main() {
+  installCleanup();
+  const args = process.argv.slice(2);
+  const option = (name, fallback) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+  const writes = Number(option('writes', 0));
+  const top = Number(option('top', 30));
+  const env = { METRICS_TOKEN };
+  for (const arg of args.filter((a) => a.startsWith('--env='))) {
+    const [name, ...value] = arg.slice('--env='.length).split('=');
+    env[name] = value.join('=');
+  }
+  const suffix = Object.entries(env).filter(([k]) => k !== 'METRICS_TOKEN').map(([k, v]) => `-${k}=${v}`).join('');
+  const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
+  mkdirSync(resultsDir, { recursive: true });
+
+  const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
+  try {
+    const { accounts, draftIds } = await prepareAccounts({ kind: 'sqlite', file: db.dbFile }, { count: 40 });
+    const data = { userIds: db.userIds, postIds: [...draftIds, ...db.postIds], writablePostIds: db.postIds, draftIds };
+    const profDir = join(db.dir, 'prof-mixed');
+    const service = await startService({ dbFile: db.dbFile, env, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
+    let result;
+    let outcomes;
+    try {
+      const tokens = await signIn(service.url, accounts);
+      await waitForQuiet({ log: (m) => console.error(`[profile] ${m}`) });
+      console.error(`[profile] mixed ${writes} % writes: loading the profiled service`);
+      result = await runTraffic({ url: service.graphqlUrl, data, tokens, writeShare: writes / 100, serverPid: service.child.pid });
+      outcomes = await cacheOutcomes(service.url);
+    } finally {
+      await service.stop();
+    }
+    const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) throw new Error(`no .cpuprofile written in ${profDir}`);
+    const text = [
+      `# mixed ${writes} % writes${suffix ? ` (${suffix.slice(1)})` : ''} — profiled service (numbers are lower than unprofiled)`,
+      `${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; service ${Math.round(result.serverCpuUsPerReq ?? NaN)} µs CPU/req; ` +
+        `response cache (warm-up included): ${outcomes}`,
+      `shapes: ${JSON.stringify(result.shapes)}`,
+      '',
+      formatSummary(summarise(loadProfile(join(profDir, file))), { top }),
+    ].join('\n');
+    console.log(`\n${text}\n`);
+    writeFileSync(join(resultsDir, `profile-mixed-${writes}${suffix}.txt`), `${text}\n`);
+    if (args.includes('--keep')) copyFileSync(join(profDir, file), join(resultsDir, `profile-mixed-${writes}${suffix}.cpuprofile`));
+  } finally {
+    db.remove();
+  }
+}
+
+/** "hit N, miss M (H % hits)" from the service's own counters. */
+async function cacheOutcomes(url) {
+  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  const text = await response.text();
+  const count = (outcome) => Number(new RegExp(`inkwell_response_cache_requests_total\\{outcome="${outcome}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  const [hit, miss] = [count('hit'), count('miss')];
+  return `hit ${hit}, miss ${miss} (${((100 * hit) / Math.max(1, hit + miss)).toFixed(1)} % hits)`;
+}
+
+main().catch((error) => {
+  console.error(`[profile] crashed: ${error?.stack ?? error}`);
+  process.exit(1);
+});
