@@ -81,7 +81,7 @@ export class CallerResolver {
     if (!token) return refused;
     const claims = await this.tokens.verify(token);
     if (!claims) return refused;
-    const session = await this.sessions.lookup(claims.sid);
+    const session = await this.sessions.lookup(claims.sid, claims.sub);
     if (!session || session.user.id !== claims.sub || !isRole(session.user.role)) return refused;
     const caller: Caller = { kind: 'user', id: session.user.id, role: session.user.role, sessionId: session.sessionId };
     return { caller, session, claims, source };

@@ -60,7 +60,7 @@ export class AuthService {
     this.secure = config.isProduction;
     this.hasher = new PasswordHasher(config.bcryptCost, config.bcryptConcurrency);
     this.tokens = new AccessTokens(keys.accessToken, config.publicUrl);
-    this.sessions = new SessionStore(db);
+    this.sessions = new SessionStore(db, { versions: backends.versions });
     this.callers = new CallerResolver(this.tokens, this.sessions);
     this.csrf = new CsrfTokens(keys.csrf);
     this.cookies = new AuthCookies(this.secure);

@@ -1,5 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import { statementsOf } from '../db/statements.js';
+import { tags } from '../domain/reads.js';
+import type { VersionStore } from '../store/versions.js';
+import { SessionMemo } from './session-memo.js';
 import { newId } from '../domain/ids.js';
 import type { AuthDatabase } from './db.js';
 import { sealSuccessor as seal, unsealSuccessor } from './successor.js';
@@ -59,10 +63,17 @@ interface TokenRow {
 }
 
 export class SessionStore {
+  private readonly memo: SessionMemo<SessionUser> | undefined;
+
   constructor(
     private readonly db: Kysely<AuthDatabase>,
-    private readonly options: { now?: () => number; graceMs?: number } = {},
-  ) {}
+    private readonly options: { now?: () => number; graceMs?: number; versions?: VersionStore } = {},
+  ) {
+    // Only where every writer's changes reach the versions: on PostgreSQL without Redis a
+    // revocation by another instance, or a role set by the operator command, would not.
+    const local = options.versions?.local;
+    this.memo = local?.seesOtherProcesses ? new SessionMemo(local) : undefined;
+  }
 
   private now(): number {
     return (this.options.now ?? Date.now)();
@@ -94,7 +105,8 @@ export class SessionStore {
     const hash = hashToken(token);
     const now = this.now();
 
-    return this.db.transaction().execute(async (trx): Promise<RefreshOutcome> => {
+    let reusedIn: string | undefined;
+    const outcome = await this.db.transaction().execute(async (trx): Promise<RefreshOutcome> => {
       let row = await loadToken(trx, hash);
       if (!row) return { ok: false, reason: 'unknown' };
       const dead = deadReason(row, now);
@@ -131,13 +143,22 @@ export class SessionStore {
 
       // Reuse of a rotated token: end the whole family, newest token included.
       await this.revokeIn(trx, session.id, now);
+      reusedIn = session.id;
       return { ok: false, reason: 'reused' };
     });
+    if (reusedIn) await this.revoked(reusedIn);
+    return outcome;
   }
 
   /** Ends a session; its access and refresh tokens stop working at once. */
   async revoke(sessionId: string): Promise<void> {
     await this.revokeIn(this.db, sessionId, this.now());
+    await this.revoked(sessionId);
+  }
+
+  /** After a revocation committed: remembered lookups of the session are void (./session-memo.ts). */
+  private async revoked(sessionId: string): Promise<void> {
+    await this.options.versions?.bump([tags.session(sessionId)]);
   }
 
   /**
@@ -148,27 +169,44 @@ export class SessionStore {
     if (!TOKEN_SHAPE.test(token)) return false;
     const row = await this.db.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', hashToken(token)).executeTakeFirst();
     if (!row) return false;
-    await this.revokeIn(this.db, row.session_id, this.now());
+    await this.revoke(row.session_id);
     return true;
   }
 
-  /** The live session with its user's current record, or undefined (revoked, expired, deleted). */
-  async lookup(sessionId: string): Promise<SessionUser | undefined> {
-    const row = await this.db
-      .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
-      .select([
-        'sessions.id as session_id',
-        'sessions.expires_at',
-        'sessions.revoked_at',
-        'users.id as user_id',
-        'users.name',
-        'users.email',
-        'users.role',
-      ])
-      .where('sessions.id', '=', sessionId)
-      .executeTakeFirst();
-    if (!row || row.revoked_at !== null || Date.parse(row.expires_at) <= this.now()) return undefined;
+  /**
+   * The live session with its user's current record, or undefined (revoked, expired,
+   * deleted). `userId`, the user the credential names, lets the read be remembered.
+   */
+  async lookup(sessionId: string, userId?: string): Promise<SessionUser | undefined> {
+    const memo = userId === undefined ? undefined : this.memo;
+    let found = memo?.get(sessionId, userId!);
+    if (!found) {
+      const versions = memo?.before(sessionId, userId!);
+      found = await this.read(sessionId);
+      if (found && versions && found.user.id === userId) memo!.remember(sessionId, versions, found);
+    }
+    return found && Date.parse(found.expiresAt) > this.now() ? found : undefined;
+  }
+
+  /** The session with its user, unless it is missing or revoked (expiry is checked on every use). */
+  private async read(sessionId: string): Promise<SessionUser | undefined> {
+    // Every signed-in request may ask: built and compiled once.
+    const withUser = (id: string) =>
+      this.db
+        .selectFrom('sessions')
+        .innerJoin('users', 'users.id', 'sessions.user_id')
+        .select([
+          'sessions.id as session_id',
+          'sessions.expires_at',
+          'sessions.revoked_at',
+          'users.id as user_id',
+          'users.name',
+          'users.email',
+          'users.role',
+        ])
+        .where('sessions.id', '=', id);
+    const [row] = await statementsOf(this.db).rows('sessionWithUser', withUser, [sessionId]);
+    if (!row || row.revoked_at !== null) return undefined;
     return {
       sessionId: row.session_id,
       expiresAt: row.expires_at,

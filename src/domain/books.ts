@@ -4,7 +4,7 @@ import { can, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import { tags, type Reads } from './reads.js';
-import { statementsOf } from './statements.js';
+import { statementsOf } from '../db/statements.js';
 import type { Book, Page } from './types.js';
 import { checkBookAuthor, checkBookTitle, checkPage, checkYear } from './validate.js';
 

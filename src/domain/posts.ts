@@ -8,7 +8,7 @@ import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
 import { tags, type Reads } from './reads.js';
-import { statementsOf } from './statements.js';
+import { statementsOf } from '../db/statements.js';
 import type { Page, Post } from './types.js';
 import {
   checkId,
@@ -74,7 +74,7 @@ function unpublishedScope(caller: Caller): 'all' | string[] {
   return caller.kind === 'user' ? [caller.id] : [];
 }
 
-function visibleIn(scope: string[]) {
+function visibleIn(scope: readonly string[]) {
   return (eb: ExpressionBuilder<Database, 'posts'>) =>
     scope.length > 0 ? eb.or([eb('published', '=', 1), eb('author_id', 'in', scope)]) : eb('published', '=', 1);
 }
@@ -118,14 +118,19 @@ export class PostService {
       const sameForAll = !page.some((row) => row.published === 0) && (offset === 0 || !(await this.anyDraftAmongNewest(offset)));
       if (sameForAll) return page;
       const scope = unpublishedScope(caller);
-      return scope === 'all' ? page : newest().where(visibleIn(scope)).execute();
+      if (scope === 'all') return page;
+      const visible = (authors: readonly string[], l: number, o: number) => newest(l, o).where(visibleIn(authors));
+      return this.statements.rows('visiblePosts', visible, [scope, limit, offset]);
     });
     return rows.map(toPost);
   }
 
   private async anyDraftAmongNewest(count: number): Promise<boolean> {
-    const newest = this.db.selectFrom('posts').select('published').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(count);
-    const draft = await this.db.selectFrom(newest.as('n')).select('published').where('published', '=', 0).limit(1).executeTakeFirst();
+    const draftAmong = (n: number) => {
+      const newest = this.db.selectFrom('posts').select('published').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(n);
+      return this.db.selectFrom(newest.as('n')).select('published').where('published', '=', 0).limit(1);
+    };
+    const [draft] = await this.statements.rows('draftAmongNewest', draftAmong, [count]);
     return draft !== undefined;
   }
 

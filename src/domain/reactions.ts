@@ -5,7 +5,7 @@ import { canSeeUnpublished, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import { tags, type Reads } from './reads.js';
-import { statementsOf } from './statements.js';
+import { statementsOf } from '../db/statements.js';
 import type { Page, Reaction } from './types.js';
 import { checkId, checkPage, checkReactionType, isForeignKeyViolation, isUniqueViolation } from './validate.js';
 

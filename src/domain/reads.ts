@@ -27,6 +27,8 @@ export const tags = {
   user: (id: string) => `u:${id}`,
   /** The list of users (Query.users, with or without a role filter). */
   users: 'U',
+  /** A session's state (revoked); its user's record is `user`. Read by the session memo (src/auth/session-memo.ts). */
+  session: (id: string) => `s:${id}`,
   book: (id: string) => `b:${id}`,
   books: 'B',
 } as const;

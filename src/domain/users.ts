@@ -5,7 +5,7 @@ import { can, canSeeUnpublished, isRole, isSelf, type Caller, type Role } from '
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import { NO_READS, tags, type Reads } from './reads.js';
-import { statementsOf } from './statements.js';
+import { statementsOf } from '../db/statements.js';
 import type { User } from './types.js';
 import {
   checkAge,

@@ -46,6 +46,11 @@ export class LocalVersions implements VersionStore {
     return this;
   }
 
+  /** True when writes by other processes reach these versions (SQLite's file watch); PostgreSQL's do not without Redis. */
+  get seesOtherProcesses(): boolean {
+    return this.external !== undefined;
+  }
+
   /** Moves with every bump: a result checked at this clock is still valid while it has not moved. */
   get clock(): number {
     return this.bumps;

@@ -37,8 +37,8 @@ export interface PreparedRequest {
   readonly cacheSlot: CacheSlot | undefined;
 }
 
-/** A cached response (its UTF-8 bytes) of the operation, or the request to execute. */
-export type Admission = { readonly cached: Buffer; readonly operation: PreparedOperation } | { readonly prepared: PreparedRequest };
+/** A cached response (its JSON text) of the operation, or the request to execute. */
+export type Admission = { readonly cached: string; readonly operation: PreparedOperation } | { readonly prepared: PreparedRequest };
 
 export class RequestPreparer {
   constructor(

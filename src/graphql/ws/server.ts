@@ -91,7 +91,7 @@ interface Connection {
 interface WsExecutionArgs extends ExecutionArgs {
   operation: PreparedOperation;
   caller: Caller;
-  run: { prepared: PreparedRequest } | { cached: Buffer } | { subscription: SubscriptionRequest<Connection> };
+  run: { prepared: PreparedRequest } | { cached: string } | { subscription: SubscriptionRequest<Connection> };
 }
 
 export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): GraphqlWsServer {
@@ -145,7 +145,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
 
     execute: async (args) => {
       const { run } = args as WsExecutionArgs;
-      if ('cached' in run) return JSON.parse(run.cached.toString('utf8')) as ExecutionResult;
+      if ('cached' in run) return JSON.parse(run.cached) as ExecutionResult;
       if (!('prepared' in run)) throw new Error('a subscription reached execute');
       const result = await execute(run.prepared, services);
       const slot = run.prepared.cacheSlot;

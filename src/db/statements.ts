@@ -1,5 +1,4 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
 
 /**
  * Reads whose SQL Kysely builds and compiles once per shape instead of on every call
@@ -20,7 +19,7 @@ interface Shape {
 const MARK = '\u0000inkwell:';
 
 /** The statements of one database handle (one cache per handle, shared by the services). */
-export function statementsOf(db: Kysely<Database>): Statements {
+export function statementsOf<DB>(db: Kysely<DB>): Statements {
   let statements = byHandle.get(db);
   if (!statements) {
     statements = new Statements(db);
@@ -29,12 +28,12 @@ export function statementsOf(db: Kysely<Database>): Statements {
   return statements;
 }
 
-const byHandle = new WeakMap<Kysely<Database>, Statements>();
+const byHandle = new WeakMap<object, Statements>();
 
 export class Statements {
   private readonly shapes = new Map<string, Shape>();
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Pick<Kysely<unknown>, 'executeQuery'>) {}
 
   /** Runs `build(...args)`: built and compiled the first time for this shape of arguments. */
   async rows<A extends readonly Argument[], R>(name: string, build: (...args: A) => Compilable<R>, args: A): Promise<R[]> {
