@@ -105,20 +105,16 @@ export class PostService {
 
   /**
    * Visible posts, newest first. When no draft is among the newest `offset + limit`
-   * posts, every caller sees the same page, and the caller is not consulted at all
-   * (one query, shared by everyone in the response cache); otherwise the page depends
-   * on who may see which drafts.
+   * posts (a cheap check), every caller sees the same page, and the caller is not
+   * consulted at all (shared by everyone in the response cache); otherwise the page
+   * depends on who may see which drafts, and is read for the caller's view in one query.
    */
   async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    const newest = (l: number = limit, o: number = offset) =>
-      this.db.selectFrom('posts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
+    const newest = (l: number, o: number) => this.db.selectFrom('posts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
     const rows = await reads.read([tags.posts], async () => {
-      const page = await this.statements.rows('posts', newest, [limit, offset]);
-      const sameForAll = !page.some((row) => row.published === 0) && (offset === 0 || !(await this.anyDraftAmongNewest(offset)));
-      if (sameForAll) return page;
-      const scope = unpublishedScope(caller);
-      if (scope === 'all') return page;
+      const scope = (await this.anyDraftAmongNewest(offset + limit)) ? unpublishedScope(caller) : 'all';
+      if (scope === 'all') return this.statements.rows('posts', newest, [limit, offset]);
       const visible = (authors: readonly string[], l: number, o: number) => newest(l, o).where(visibleIn(authors));
       return this.statements.rows('visiblePosts', visible, [scope, limit, offset]);
     });

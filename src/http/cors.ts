@@ -1,4 +1,4 @@
-import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
+import fastifyCors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
@@ -47,16 +47,6 @@ export const EXPOSED_HEADERS = ['retry-after', 'x-ratelimit-limit', 'x-ratelimit
 /** How long a browser may reuse a preflight: 2 hours, Chromium's ceiling. */
 export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
 
-const ALLOW: FastifyCorsOptions = {
-  origin: true, // reflect: the delegator below has already checked the allow-list
-  credentials: true,
-  methods: ['GET', 'POST'],
-  allowedHeaders: ALLOWED_HEADERS,
-  exposedHeaders: EXPOSED_HEADERS,
-  maxAge: PREFLIGHT_MAX_AGE_SECONDS,
-};
-const NONE: FastifyCorsOptions = { origin: false };
-
 /** The API a browser app may call; everything else is same-origin only. */
 function inScope(url: string): boolean {
   return url.startsWith('/api/') || url === '/graphql' || url.startsWith('/graphql?');
@@ -65,14 +55,31 @@ function inScope(url: string): boolean {
 const isPreflight = (request: FastifyRequest) =>
   request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
 
+/**
+ * The plugin's options are fixed, and only the origin is decided per request: a
+ * per-request options delegator made the plugin rebuild its options on every request
+ * (~8 µs each, docs/decisions.md). Where CORS applies is decided per route instead.
+ */
 async function cors(app: FastifyInstance, policy: CorsPolicy): Promise<void> {
+  // Routes outside the API never carry CORS headers (the plugin skips `config.cors: false`).
+  // The plugin's own catch-all OPTIONS route keeps it: that is where preflights land.
+  app.addHook('onRoute', (route) => {
+    if (route.url !== '*' && !inScope(route.url)) route.config = { ...route.config, cors: false } as typeof route.config;
+  });
+  // Before the plugin: an OPTIONS with an Origin that is not an API preflight is not the
+  // plugin's to answer (it would call it a bad preflight). It gets what an unrouted request
+  // gets: 404, or 405 on /graphql (src/http/not-found.ts).
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'OPTIONS' && request.headers.origin !== undefined && !(isPreflight(request) && inScope(request.url))) reply.callNotFound();
+    else done();
+  });
   await app.register(fastifyCors, {
-    // Decided per request: only an allowed Origin on the API gets headers. An OPTIONS that
-    // is not a preflight goes on to its route (405 on /graphql), as does every other request.
-    delegator: (request, callback) => {
-      const allowed = inScope(request.url) && isAllowedOrigin(request.headers.origin, policy);
-      callback(null, allowed && (request.method !== 'OPTIONS' || isPreflight(request)) ? ALLOW : NONE);
-    },
+    origin: (origin, callback) => callback(null, isAllowedOrigin(origin, policy)),
+    credentials: true,
+    methods: ['GET', 'POST'],
+    allowedHeaders: ALLOWED_HEADERS,
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
   });
   // A preflight the plugin did not answer comes from another origin: refused outright, so
   // the refusal is plain in logs and to a developer's tools, not a 204 that looks like success.

@@ -59,7 +59,7 @@ describe('a remembered session', () => {
     await elsewhere('update sessions set revoked_at = ? where id = ?', [new Date().toISOString(), sessionIdOf(session.accessToken)]);
     const refused = await me(session.accessToken);
     expect(refused.status).toBe(401);
-    expect(refused.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     expect((await me(control.accessToken)).body.data.me.id).toBe(control.userId);
   });
 
