@@ -144,9 +144,8 @@ export class PostService {
   /**
    * Each author's visible posts, newest first, paged per author; one windowed query for
    * the batch, the same for every caller: each author's newest `offset + limit` posts,
-   * drafts included, and also their newest `offset + limit` published ones. Only for an
-   * author with a draft among the former is the caller asked whether they may see it;
-   * if not, that author's page is the latter.
+   * drafts included. Only for an author with a draft among them is the caller asked
+   * whether they may see it; if not, that author's published posts are read instead.
    */
   async byAuthors(caller: Caller, authorIds: readonly string[], page: Page, reads: Reads): Promise<Post[][]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
@@ -154,49 +153,39 @@ export class PostService {
     const unique = [...new Set(authorIds)];
     const end = offset + limit;
     const pages = await reads.read(unique.map(tags.postsBy), async () => {
-      const views = await this.newestByAuthors(unique, end);
-      const shown = new Map<string, PostRow[]>();
-      for (const id of unique) {
-        const view = views.get(id);
-        if (!view) continue;
-        shown.set(id, view.all.some((row) => row.published === 0) && !canSeeUnpublished(caller, id) ? view.published : view.all);
+      const newest = await this.newestByAuthors(unique, end, false);
+      const hidden = unique.filter((id) => newest.get(id)?.some((row) => row.published === 0) && !canSeeUnpublished(caller, id));
+      if (hidden.length > 0) {
+        const published = await this.newestByAuthors(hidden, end, true);
+        for (const id of hidden) newest.set(id, published.get(id) ?? []);
       }
-      return shown;
+      return newest;
     });
     return authorIds.map((id) => (pages.get(id) ?? []).slice(offset).map(toPost));
   }
 
-  /** Each author's newest `count` posts, and newest `count` published posts, newest first; one query. */
-  private async newestByAuthors(authorIds: readonly string[], count: number): Promise<Map<string, { all: PostRow[]; published: PostRow[] }>> {
+  /** Each author's newest `count` posts (published ones only, or all), newest first. */
+  private async newestByAuthors(authorIds: readonly string[], count: number, publishedOnly: boolean): Promise<Map<string, PostRow[]>> {
     const window = (list: readonly string[], n: number) => {
-      const ranked = this.db
+      let ranked = this.db
         .selectFrom('posts')
         .selectAll()
-        .select((eb) => [
+        .select((eb) =>
           eb.fn
             .agg<number>('row_number')
             .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
             .as('rn'),
-          eb.fn
-            .agg<number>('row_number')
-            .over((ob) => ob.partitionBy(['author_id', 'published']).orderBy('created_at', 'desc').orderBy('id', 'desc'))
-            .as('rn_published'),
-        ])
+        )
         .where('author_id', 'in', list);
-      return this.db
-        .selectFrom(ranked.as('p'))
-        .selectAll()
-        .where((eb) => eb.or([eb('rn', '<=', n), eb.and([eb('published', '=', 1), eb('rn_published', '<=', n)])]))
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc');
+      if (publishedOnly) ranked = ranked.where('published', '=', 1);
+      return this.db.selectFrom(ranked.as('p')).selectAll().where('rn', '<=', n).orderBy('rn');
     };
-    const rows = await this.statements.rows('newestByAuthors', window, [authorIds, count]);
-    const byAuthor = new Map<string, { all: PostRow[]; published: PostRow[] }>();
-    for (const { rn, rn_published, ...row } of rows) {
-      let views = byAuthor.get(row.author_id);
-      if (!views) byAuthor.set(row.author_id, (views = { all: [], published: [] }));
-      if (rn <= count) views.all.push(row);
-      if (row.published === 1 && rn_published <= count) views.published.push(row);
+    const rows = await this.statements.rows(publishedOnly ? 'publishedByAuthors' : 'newestByAuthors', window, [authorIds, count]);
+    const byAuthor = new Map<string, PostRow[]>();
+    for (const { rn: _rn, ...row } of rows) {
+      const own = byAuthor.get(row.author_id);
+      if (own) own.push(row);
+      else byAuthor.set(row.author_id, [row]);
     }
     return byAuthor;
   }
