@@ -3,9 +3,10 @@
  * on the bench data, loaded with the mix (bench/mixed/mix.mjs), then its response-cache
  * outcomes (from /metrics) and a CPU summary. Not part of `npm run bench`.
  *
- *   npm run build && node bench/mixed/profile.mjs [--writes=2] [--top=40] [--keep] [--env=NAME=VALUE ...]
+ *   npm run build && node bench/mixed/profile.mjs [--writes=2] [--postgres] [--top=40] [--keep] [--env=NAME=VALUE ...]
  *
- * The summary goes to bench/results/profile-mixed-<writes>[-env].txt.
+ * With --postgres the service runs on PostgreSQL + Redis (Debian's servers, started
+ * here). The summary goes to bench/results/profile-mixed-<writes>[-postgres][-env].txt.
  */
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +16,8 @@ import { waitForQuiet } from '../lib/cpu.mjs';
 import { formatSummary, loadProfile, summarise } from '../lib/cpuprofile.mjs';
 import { createBenchDatabase } from '../lib/seed.mjs';
 import { startService } from '../lib/service.mjs';
+import { insertUsersAndPosts } from '../postgres/seed.mjs';
+import { startPostgres, startRedis } from '../postgres/servers.mjs';
 import { prepareAccounts, signIn } from './accounts.mjs';
 import { runTraffic } from './traffic.mjs';
 
@@ -35,10 +38,26 @@ async function main() {
   const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
   mkdirSync(resultsDir, { recursive: true });
 
+  const postgres = args.includes('--postgres');
+  const name = `mixed-${writes}${postgres ? '-postgres' : ''}${suffix}`;
   const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
+  const cleanups = [() => db.remove()];
   try {
-    const { accounts, draftIds } = await prepareAccounts({ kind: 'sqlite', file: db.dbFile }, { count: 40 });
-    const data = { userIds: db.userIds, postIds: [...draftIds, ...db.postIds], writablePostIds: db.postIds, draftIds };
+    let target = { kind: 'sqlite', file: db.dbFile };
+    let seeded = db;
+    if (postgres) {
+      const server = await startPostgres();
+      cleanups.push(() => server.stop());
+      const redis = await startRedis();
+      cleanups.push(() => redis.stop());
+      const url = await server.createDatabase('inkwell_profile');
+      Object.assign(env, { DATABASE_URL: url, REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'bench-profile:' });
+      await (await startService({ dbFile: 'unused', env })).stop(); // migrates the empty database
+      seeded = await insertUsersAndPosts(url, { users: 100, postsPerUser: 10 });
+      target = { kind: 'postgres', url };
+    }
+    const { accounts, draftIds } = await prepareAccounts(target, { count: 40 });
+    const data = { userIds: seeded.userIds, postIds: [...draftIds, ...seeded.postIds], writablePostIds: seeded.postIds, draftIds };
     const profDir = join(db.dir, 'prof-mixed');
     const service = await startService({ dbFile: db.dbFile, env, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
     let result;
@@ -46,7 +65,7 @@ async function main() {
     try {
       const tokens = await signIn(service.url, accounts);
       await waitForQuiet({ log: (m) => console.error(`[profile] ${m}`) });
-      console.error(`[profile] mixed ${writes} % writes: loading the profiled service`);
+      console.error(`[profile] ${name}: loading the profiled service`);
       result = await runTraffic({ url: service.graphqlUrl, data, tokens, writeShare: writes / 100, serverPid: service.child.pid });
       outcomes = await cacheOutcomes(service.url);
     } finally {
@@ -55,7 +74,7 @@ async function main() {
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error(`no .cpuprofile written in ${profDir}`);
     const text = [
-      `# mixed ${writes} % writes${suffix ? ` (${suffix.slice(1)})` : ''} — profiled service (numbers are lower than unprofiled)`,
+      `# ${name} — profiled service (numbers are lower than unprofiled)`,
       `${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; service ${Math.round(result.serverCpuUsPerReq ?? NaN)} µs CPU/req; ` +
         `response cache (warm-up included): ${outcomes}`,
       `shapes: ${JSON.stringify(result.shapes)}`,
@@ -63,10 +82,10 @@ async function main() {
       formatSummary(summarise(loadProfile(join(profDir, file))), { top }),
     ].join('\n');
     console.log(`\n${text}\n`);
-    writeFileSync(join(resultsDir, `profile-mixed-${writes}${suffix}.txt`), `${text}\n`);
-    if (args.includes('--keep')) copyFileSync(join(profDir, file), join(resultsDir, `profile-mixed-${writes}${suffix}.cpuprofile`));
+    writeFileSync(join(resultsDir, `profile-${name}.txt`), `${text}\n`);
+    if (args.includes('--keep')) copyFileSync(join(profDir, file), join(resultsDir, `profile-${name}.cpuprofile`));
   } finally {
-    db.remove();
+    for (const cleanup of cleanups.reverse()) await cleanup();
   }
 }
 
