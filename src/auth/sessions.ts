@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { statementsOf } from '../db/statements.js';
+import { newId } from '../domain/ids.js';
 import { tags } from '../domain/reads.js';
 import type { VersionStore } from '../store/versions.js';
-import { SessionMemo } from './session-memo.js';
-import { newId } from '../domain/ids.js';
 import type { AuthDatabase } from './db.js';
+import { SessionMemo } from './session-memo.js';
 import { sealSuccessor as seal, unsealSuccessor } from './successor.js';
 
 /**
@@ -178,14 +178,17 @@ export class SessionStore {
    * deleted). `userId`, the user the credential names, lets the read be remembered.
    */
   async lookup(sessionId: string, userId?: string): Promise<SessionUser | undefined> {
-    const memo = userId === undefined ? undefined : this.memo;
-    let found = memo?.get(sessionId, userId!);
-    if (!found) {
-      const versions = memo?.before(sessionId, userId!);
-      found = await this.read(sessionId);
-      if (found && versions && found.user.id === userId) memo!.remember(sessionId, versions, found);
-    }
+    const found = userId !== undefined && this.memo ? await this.remembered(this.memo, sessionId, userId) : await this.read(sessionId);
     return found && Date.parse(found.expiresAt) > this.now() ? found : undefined;
+  }
+
+  private async remembered(memo: SessionMemo<SessionUser>, sessionId: string, userId: string): Promise<SessionUser | undefined> {
+    const known = memo.get(sessionId, userId);
+    if (known) return known;
+    const versions = memo.before(sessionId, userId);
+    const found = await this.read(sessionId);
+    if (found && versions && found.user.id === userId) memo.remember(sessionId, versions, found);
+    return found;
   }
 
   /** The session with its user, unless it is missing or revoked (expiry is checked on every use). */
