@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
  * origins of `CORS_ORIGINS` (and loopback outside production) may call `/graphql` and
  * `/api/*` with credentials; every other origin gets no CORS headers, and its preflight
  * a 403. The pages, health and metrics are same-origin only. `isAllowedOrigin` is the
- * one allow-list check, shared with the WebSocket upgrade (src/graphql/ws-auth.ts).
+ * one allow-list check, shared with the WebSocket upgrade (src/graphql/ws/auth.ts).
  */
 
 export type CorsPolicy = Config['cors'];
