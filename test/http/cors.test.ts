@@ -179,6 +179,19 @@ describe('outside production: localhost and 127.0.0.1 on any port', () => {
     expect(simple.status).toBe(415);
   });
 
+  it('answers an OPTIONS from an allowed origin that is not a preflight as its path would any unrouted method', async () => {
+    // No Access-Control-Request-Method: not a preflight, so not the CORS plugin's to answer.
+    const graphql = await send(server.url, 'OPTIONS', '/graphql', { origin: APP });
+    expect(graphql.status).toBe(405);
+    expect(graphql.headers.allow).toBe('GET, POST');
+    const api = await send(server.url, 'OPTIONS', '/api/auth/login', { origin: APP });
+    expect(api.status).toBe(404);
+    expect(api.json).toEqual({ error: 'Not found' });
+    for (const res of [graphql, api]) expect(res.headers['access-control-allow-methods']).toBeUndefined();
+    // The same path's real preflight is still answered.
+    expectAllowedPreflight(await preflight(server, '/api/auth/login', APP), APP);
+  });
+
   it('leaves the pages, health and static files same-origin: no CORS headers, no preflight', async () => {
     for (const path of ['/login', '/account', '/healthz', '/readyz']) {
       const res = await send(server.url, 'GET', path, { origin: APP });
