@@ -18,7 +18,7 @@ import { buildSchema } from './graphql/schema.js';
 import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws/server.js';
 import { healthRoutes } from './health.js';
 import { corsPlugin } from './http/cors.js';
-import { trackConnections } from './http/drain.js';
+import { drainOnClose } from './http/drain.js';
 import { setNotFound } from './http/not-found.js';
 import { clientKey, limiterKey } from './rate-limit/limiter.js';
 import { Observability } from './observability/index.js';
@@ -90,7 +90,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
       connectionsCheckingInterval: Math.min(1_000, Math.max(100, Math.floor(config.httpRequestTimeoutMs / 10))),
     },
   });
-  const connections = trackConnections(app.server);
+  const connections = drainOnClose(app);
 
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
   // First at the root: preflights are answered before rate limits and authentication.
