@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { ROOT, run, type Run } from '../ops/helpers.js';
 import { createEnv, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
@@ -12,33 +12,18 @@ afterAll(async () => {
   await env.close();
 });
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /**
  * The command's logic, run from source on each backend. That `npm run user:role` runs the
  * compiled file on a production install is test/ops/production-install.test.ts.
  */
-function run(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', 'src/cli/user-role.ts', ...args], {
-      env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: env.databaseUrl, ...extraEnv },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+function userRole(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+  const commandEnv = { ...process.env, NODE_ENV: 'test', DATABASE_URL: env.databaseUrl, ...extraEnv };
+  return run('npx', ['tsx', 'src/cli/user-role.ts', ...args], { cwd: ROOT, env: commandEnv });
 }
 
 describe('npm run user:role', () => {
   it('sets the role of an existing account', async () => {
-    const result = await run(['ALICE@inkwell.test', 'admin']);
+    const result = await userRole(['ALICE@inkwell.test', 'admin']);
     expect(result).toMatchObject({ status: 0 });
     expect(result.stdout.trim()).toBe('alice@inkwell.test is now admin');
     expect(await env.services.users.findByEmail('alice@inkwell.test')).toMatchObject({ role: 'admin' });
@@ -49,14 +34,14 @@ describe('npm run user:role', () => {
     [['alice@inkwell.test', 'overlord'], 'Invalid role "overlord"'],
     [['alice@inkwell.test'], 'Missing argument'],
   ])('%j exits 1 with a clear message', async (args, message) => {
-    const result = await run(args);
+    const result = await userRole(args);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(message);
     expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
   it('exits 2 on a configuration error', async () => {
-    const result = await run(['alice@inkwell.test', 'admin'], { DATABASE_URL: 'mysql://nope' });
+    const result = await userRole(['alice@inkwell.test', 'admin'], { DATABASE_URL: 'mysql://nope' });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('DATABASE_URL');
   });
