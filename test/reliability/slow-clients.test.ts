@@ -32,19 +32,25 @@ async function trickle(client: RawClient, bytes: string, everyMs: number): Promi
   }
 }
 
+
+/** 408 at the limit (counted from `firstByte`), and the connection closed. */
+async function expectTimedOut(client: RawClient, firstByte: number): Promise<void> {
+  const response = await client.response(10_000);
+  const elapsed = Date.now() - firstByte;
+  if (process.env.TEST_LOG_LEVEL) console.log({ status: response.status, elapsed });
+  expect(response.status).toBe(408);
+  expect(elapsed).toBeGreaterThanOrEqual(LIMIT_MS - 100);
+  expect(elapsed).toBeLessThan(LIMIT_MS + 1_500);
+  expect(await client.waitClosed(1_000)).toBe(true);
+}
+
 describe('HTTP_REQUEST_TIMEOUT_MS', () => {
   it('a head trickling in one byte every 200 ms is answered 408 at the limit, and the connection closed', async () => {
     const client = await RawClient.connect(port);
     const firstByte = Date.now();
     // Far longer than the limit at this pace (100 bytes → 20 s).
     void trickle(client, `GET /graphql?query=%7B__typename%7D HTTP/1.1\r\nhost: inkwell.test\r\nx-padding: ${'a'.repeat(60)}\r\n\r\n`, 200);
-    const response = await client.response(10_000);
-    const elapsed = Date.now() - firstByte;
-    if (process.env.TEST_LOG_LEVEL) console.log({ status: response.status, elapsed });
-    expect(response.status).toBe(408);
-    expect(elapsed).toBeGreaterThanOrEqual(LIMIT_MS - 100);
-    expect(elapsed).toBeLessThan(LIMIT_MS + 1_500);
-    expect(await client.waitClosed(1_000)).toBe(true);
+    await expectTimedOut(client, firstByte);
   });
 
   it('a body trickling in is answered 408 at the limit, counted from the first byte of the request', async () => {
@@ -55,13 +61,7 @@ describe('HTTP_REQUEST_TIMEOUT_MS', () => {
     const firstByte = Date.now();
     client.write(head);
     void trickle(client, body, 200);
-    const response = await client.response(10_000);
-    const elapsed = Date.now() - firstByte;
-    if (process.env.TEST_LOG_LEVEL) console.log({ status: response.status, elapsed });
-    expect(response.status).toBe(408);
-    expect(elapsed).toBeGreaterThanOrEqual(LIMIT_MS - 100);
-    expect(elapsed).toBeLessThan(LIMIT_MS + 1_500);
-    expect(await client.waitClosed(1_000)).toBe(true);
+    await expectTimedOut(client, firstByte);
   });
 
   it('a request that arrives slowly but within the limit is answered as usual', async () => {
