@@ -10,7 +10,7 @@ import { catchError, from, switchMap, throwError } from 'rxjs';
 import WebSocket from 'ws';
 import { startServer, wsUrl, type TestServer } from '../helpers/server.js';
 import { fixtures, waitFor } from '../realtime/helpers.js';
-import { forged, recordRequests, sessionIdOf, signedIn, type Session } from './session.js';
+import { forged, recordRequests, refreshTokensOf, sessionIdOf, signedIn, type Session } from './session.js';
 
 /*
  * Apollo Client 4 recovering from a refused access token, as README "Expired and revoked
@@ -84,16 +84,6 @@ function apolloClient(session: Session, options: { accept?: string } = {}) {
 
 const ME = gql`query Me { me { id name } }`;
 
-/** The session's refresh tokens: how many were issued, and how many of them were rotated away. */
-async function refreshTokensOf(session: Session) {
-  const rows = await server.inkwell.backends.db.kysely
-    .selectFrom('refresh_tokens')
-    .select('rotated_at')
-    .where('session_id', '=', sessionIdOf(session.accessToken))
-    .execute();
-  return { issued: rows.length, rotated: rows.filter((r) => r.rotated_at !== null).length };
-}
-
 /** Signs in, then spoils the access token in a way a refresh repairs. */
 async function withRefusedToken(name?: string): Promise<Session> {
   const session = await signedIn(server, name);
@@ -114,7 +104,7 @@ describe('Apollo Client 4 over HTTP: ErrorLink refreshes once and retries', () =
     expect(result.error).toBeUndefined();
     expect(requests.list()).toEqual(['POST /graphql 401', 'POST /api/auth/refresh 200', 'POST /graphql 200']);
     expect(session.accessToken).not.toBe(refused);
-    expect(await refreshTokensOf(session)).toEqual({ issued: 2, rotated: 1 });
+    expect(await refreshTokensOf(server, session)).toEqual({ issued: 2, rotated: 1 });
   });
 
   it('a plain-JSON client (ServerError 401) recovers the same way', async () => {
@@ -125,7 +115,7 @@ describe('Apollo Client 4 over HTTP: ErrorLink refreshes once and retries', () =
 
     expect(result.data).toMatchObject({ me: { id: session.userId } });
     expect(requests.list()).toEqual(['POST /graphql 401', 'POST /api/auth/refresh 200', 'POST /graphql 200']);
-    expect(await refreshTokensOf(session)).toEqual({ issued: 2, rotated: 1 });
+    expect(await refreshTokensOf(server, session)).toEqual({ issued: 2, rotated: 1 });
   });
 
   it('a mutation refused before it ran is retried and takes effect once', async () => {
@@ -166,7 +156,7 @@ describe('Apollo Client 4 over HTTP: ErrorLink refreshes once and retries', () =
       { message: 'Invalid or expired credentials', extensions: { code: 'UNAUTHENTICATED' } },
     ]);
     expect(requests.list()).toEqual(['POST /graphql 401', 'POST /api/auth/refresh 401']);
-    expect(await refreshTokensOf(session)).toEqual({ issued: 1, rotated: 0 });
+    expect(await refreshTokensOf(server, session)).toEqual({ issued: 1, rotated: 0 });
   });
 });
 
@@ -198,7 +188,7 @@ describe('Apollo Client 4 over WebSocket: a 4403 close makes connectionParams re
     expect(errors).toEqual([]);
     expect(closes).toEqual([4403]);
     expect(requests.list()).toEqual(['POST /api/auth/refresh 200']);
-    expect(await refreshTokensOf(session)).toEqual({ issued: 2, rotated: 1 });
+    expect(await refreshTokensOf(server, session)).toEqual({ issued: 2, rotated: 1 });
   });
 
   it('a revoked session: one refresh, refused, and the subscription ends with an error instead of reconnecting', async () => {

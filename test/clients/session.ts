@@ -104,3 +104,13 @@ export function recordRequests(server: TestServer): { list(): string[]; clear():
     clear: () => (seen = []),
   };
 }
+
+/** The session's refresh tokens: how many were issued, and how many of them were rotated away. */
+export async function refreshTokensOf(server: TestServer, session: Session): Promise<{ issued: number; rotated: number }> {
+  const rows = await server.inkwell.backends.db.kysely
+    .selectFrom('refresh_tokens')
+    .select('rotated_at')
+    .where('session_id', '=', sessionIdOf(session.accessToken))
+    .execute();
+  return { issued: rows.length, rotated: rows.filter((r) => r.rotated_at !== null).length };
+}

@@ -3,7 +3,7 @@ import { Client, cacheExchange, fetchExchange, gql, type CombinedError } from '@
 import { authExchange } from '@urql/exchange-auth';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { fixtures } from '../realtime/helpers.js';
-import { forged, recordRequests, sessionIdOf, signedIn, type Session } from './session.js';
+import { forged, recordRequests, refreshTokensOf, sessionIdOf, signedIn, type Session } from './session.js';
 
 /*
  * urql recovering from a refused access token, as README "Expired and revoked tokens in
@@ -42,15 +42,6 @@ function urqlClient(session: Session): Client {
 
 const ME = gql`query Me { me { id name } }`;
 
-async function refreshTokensOf(session: Session) {
-  const rows = await server.inkwell.backends.db.kysely
-    .selectFrom('refresh_tokens')
-    .select('rotated_at')
-    .where('session_id', '=', sessionIdOf(session.accessToken))
-    .execute();
-  return { issued: rows.length, rotated: rows.filter((r) => r.rotated_at !== null).length };
-}
-
 describe('urql with authExchange', () => {
   it('a refused token: one refresh, one retry, the right answer', async () => {
     const session = await signedIn(server, 'Urql Reader');
@@ -64,7 +55,7 @@ describe('urql with authExchange', () => {
     // urql sends short queries as GET.
     expect(requests.list()).toEqual(['GET /graphql 401', 'POST /api/auth/refresh 200', 'GET /graphql 200']);
     expect(session.accessToken).not.toBe(refused);
-    expect(await refreshTokensOf(session)).toEqual({ issued: 2, rotated: 1 });
+    expect(await refreshTokensOf(server, session)).toEqual({ issued: 2, rotated: 1 });
   });
 
   it('a mutation refused before it ran is retried and takes effect once', async () => {
@@ -99,6 +90,6 @@ describe('urql with authExchange', () => {
       ['Invalid or expired credentials', { code: 'UNAUTHENTICATED' }],
     ]);
     expect(requests.list()).toEqual(['GET /graphql 401', 'POST /api/auth/refresh 401', 'GET /graphql 401']);
-    expect(await refreshTokensOf(session)).toEqual({ issued: 1, rotated: 0 });
+    expect(await refreshTokensOf(server, session)).toEqual({ issued: 1, rotated: 0 });
   });
 });
