@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { query } from '../helpers/postgres.js';
-import { eventually, freshDatabase, randomIp, startInstance, type Instance } from './instances.js';
+import { cookieValues, eventually, freshDatabase, randomIp, startInstance, type Instance } from './instances.js';
 
 /**
  * SPEC sections 1 and 8: two service processes on one PostgreSQL and one Redis behave
@@ -56,17 +56,7 @@ async function signIn(on: Instance, email: string): Promise<SignedIn> {
   });
   expect(res.status, await res.clone().text()).toBe(200);
   const body = (await res.json()) as { accessToken: string };
-  return { accessToken: body.accessToken, cookies: cookiesOf(res), headers: { authorization: `Bearer ${body.accessToken}` } };
-}
-
-function cookiesOf(res: Response): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const raw of res.headers.getSetCookie()) {
-    const pair = raw.split(';')[0] ?? '';
-    const eq = pair.indexOf('=');
-    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
-  }
-  return out;
+  return { accessToken: body.accessToken, cookies: cookieValues(res), headers: { authorization: `Bearer ${body.accessToken}` } };
 }
 
 const cookieHeader = (cookies: Record<string, string>) =>
@@ -164,7 +154,7 @@ describe('shared state', () => {
       headers: { cookie: `refresh-token=${session.cookies['refresh-token']}`, 'x-forwarded-for': randomIp() },
     });
     expect(refreshed.status).toBe(200);
-    const rotated = cookiesOf(refreshed);
+    const rotated = cookieValues(refreshed);
     const accessToken = ((await refreshed.json()) as { accessToken: string }).accessToken;
 
     const csrf = await fetch(`${a.url}/api/auth/csrf`, { headers: { 'x-forwarded-for': randomIp() } });
@@ -175,7 +165,7 @@ describe('shared state', () => {
       headers: {
         'content-type': 'application/json',
         authorization: `Bearer ${accessToken}`,
-        cookie: cookieHeader(cookiesOf(csrf)),
+        cookie: cookieHeader(cookieValues(csrf)),
         'x-forwarded-for': randomIp(),
       },
       body: JSON.stringify({ csrfToken, callbackUrl: '/' }),

@@ -169,3 +169,14 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** The cookies a response sets, name → value. */
+export function cookieValues(res: Response): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of res.headers.getSetCookie()) {
+    const pair = raw.split(';')[0] ?? '';
+    const eq = pair.indexOf('=');
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return out;
+}

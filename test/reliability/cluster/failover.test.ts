@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startLoad, type Outcome } from '../../helpers/load.js';
 import { processBackend, type ProcessBackend } from '../../helpers/process-backend.js';
-import { eventually, randomIp, startInstance, type Instance } from '../../scale/instances.js';
+import { cookieValues, eventually, randomIp, startInstance, type Instance } from '../../scale/instances.js';
 
 /**
  * One of two instances dies (`kill -9`) under load (README, "Operations under failure").
@@ -69,16 +69,6 @@ async function wsUrl(): Promise<string> {
   throw new Error('no live instance');
 }
 
-function cookiesOf(res: Response): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const raw of res.headers.getSetCookie()) {
-    const pair = raw.split(';')[0] ?? '';
-    const eq = pair.indexOf('=');
-    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
-  }
-  return out;
-}
-
 it('kill -9 of one instance under load: the other serves everything, and state carries over', async () => {
   // State made on A before it dies: a session, a rate-limit count, a persisted query.
   const login = await fetch(`${a.url}/api/auth/login`, {
@@ -87,7 +77,7 @@ it('kill -9 of one instance under load: the other serves everything, and state c
     body: JSON.stringify({ email: 'admin@inkwell.test', password: 'inkwell-demo' }),
   });
   expect(login.status).toBe(200);
-  const session = { accessToken: ((await login.json()) as { accessToken: string }).accessToken, refresh: cookiesOf(login)['refresh-token']! };
+  const session = { accessToken: ((await login.json()) as { accessToken: string }).accessToken, refresh: cookieValues(login)['refresh-token']! };
   const admin = { authorization: `Bearer ${session.accessToken}` };
 
   const limitedIp = randomIp();
