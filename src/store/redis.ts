@@ -10,7 +10,9 @@ export class RedisStore implements KeyValueStore {
   constructor(
     private readonly client: Redis,
     private readonly keyPrefix = '',
-  ) {}
+  ) {
+    defineIncrementScript(client);
+  }
 
   /** True while the connection can take commands (false means calls would reject at once). */
   get available(): boolean {
@@ -60,7 +62,7 @@ export class RedisStore implements KeyValueStore {
    * the rate-limited hot path). The TTL restarts with each increment.
    */
   async incr(key: string, ttlMs: number): Promise<number> {
-    return Number(await incrementScript(this.client, this.keyPrefix + key, ttl(ttlMs)));
+    return Number(await (this.client as ScriptedRedis).inkwellIncr(this.keyPrefix + key, ttl(ttlMs)));
   }
 
   /** The connection is owned by the backends, which close it. */
@@ -71,13 +73,16 @@ const INCR_WITH_TTL = `local n = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return n`;
 
-type ScriptedRedis = Redis & { inkwellIncr?(key: string, ttlMs: number): Promise<number> };
+type ScriptedRedis = Redis & { inkwellIncr(key: string, ttlMs: number): Promise<number> };
 
-/** EVALSHA of the script (ioredis loads it on first use and after a Redis restart). */
-function incrementScript(client: Redis, key: string, ttlMs: number): Promise<number> {
-  const scripted = client as ScriptedRedis;
-  if (!scripted.inkwellIncr) client.defineCommand('inkwellIncr', { numberOfKeys: 1, lua: INCR_WITH_TTL });
-  return scripted.inkwellIncr!(key, ttlMs);
+/**
+ * Defines the script as a command (EVALSHA; ioredis loads it on first use and after a
+ * Redis restart). It must be defined before the connection's first command: an
+ * auto-pipeline copies the commands defined when it opens, and calling one it lacks
+ * throws an uncaught TypeError inside ioredis (docs/decisions.md, 2026-11-25).
+ */
+function defineIncrementScript(client: Redis): void {
+  if (!('inkwellIncr' in client)) client.defineCommand('inkwellIncr', { numberOfKeys: 1, lua: INCR_WITH_TTL });
 }
 
 const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');

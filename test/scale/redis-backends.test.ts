@@ -70,6 +70,24 @@ describe('RedisStore', () => {
     expect(await store.incr(key, 200)).toBe(1);
   });
 
+  it('incr in the same tick as another command on a fresh connection (one auto-pipeline) answers both', async () => {
+    // The auto-pipeline a GET opens must already know the script: a pipeline made before
+    // the script was defined has no method for it, and ioredis then throws an uncaught
+    // TypeError from its callback bookkeeping (it crashed the process).
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const fresh = new RedisStore(await connect(), prefix());
+      const [value, count] = await Promise.all([fresh.get('x'), fresh.incr('n', 10_000)]);
+      await new Promise((r) => setTimeout(r, 20));
+      expect([value, count]).toEqual([undefined, 1]);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+
   it('incr still works when Redis has forgotten its script (a restart, SCRIPT FLUSH)', async () => {
     const client = await connect();
     const fresh = new RedisStore(client, prefix());
