@@ -21,6 +21,7 @@ const baseSchema = z.object({
     }),
   DATABASE_POOL_SIZE: intFrom(1, 1000).default(10),
   DATABASE_STATEMENT_TIMEOUT_MS: intFrom(100, 3_600_000).default(15_000),
+  DATABASE_PREPARED_STATEMENTS: z.enum(['on', 'off']).default('on'),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
@@ -101,6 +102,8 @@ export interface Config {
         poolSize: number;
         /** How long one statement may run before PostgreSQL cancels it; default 15 s (src/db/connect.ts). */
         statementTimeoutMs?: number;
+        /** Named (per-connection prepared) statements; off behind a pooler that cannot keep them (src/db/statement-names.ts). */
+        preparedStatements?: boolean;
       };
   redisUrl: string | undefined;
   /** How long one Redis command may take before it fails (that use of Redis then degrades). */
@@ -166,7 +169,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   const database: Config['database'] = e.DATABASE_URL.startsWith('file:')
     ? { kind: 'sqlite', file: e.DATABASE_URL.slice('file:'.length) }
-    : { kind: 'postgres', url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS };
+    : {
+        kind: 'postgres',
+        url: e.DATABASE_URL,
+        poolSize: e.DATABASE_POOL_SIZE,
+        statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+        preparedStatements: e.DATABASE_PREPARED_STATEMENTS === 'on',
+      };
 
   const publicUrl = (e.PUBLIC_URL ?? `http://${formatHost(e.HOST)}:${e.PORT}`).replace(/\/+$/, '');
 

@@ -1,5 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
+import { isPreparedStatementError, StatementNames } from './statement-names.js';
 
 /**
  * The PostgreSQL connection pool, with deadlines for a database that answers slowly or
@@ -21,6 +22,8 @@ export interface PoolOptions {
   url: string;
   poolSize: number;
   statementTimeoutMs?: number;
+  /** Send statements named, so each connection prepares them once (default true). */
+  preparedStatements?: boolean;
 }
 
 /** Kysely's pool, plus the counts the pool-use gauges read. */
@@ -52,13 +55,14 @@ export function createPostgresPool(options: PoolOptions): CountedPostgresPool {
   // The statement in flight fails on its own; the broken client is dropped on release.
   pool.on('connect', (client) => client.on('error', () => {}));
 
+  const names = options.preparedStatements === false ? undefined : new StatementNames();
   const guarded = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   return {
     async connect() {
       const client = await pool.connect();
       let wrapper = guarded.get(client);
       if (!wrapper) {
-        wrapper = guard(client);
+        wrapper = guard(client, names);
         guarded.set(client, wrapper);
       }
       return wrapper;
@@ -82,22 +86,42 @@ export function createPostgresPool(options: PoolOptions): CountedPostgresPool {
  * still come: the next statement would queue behind it. So after such a timeout the
  * connection refuses further statements (a transaction's ROLLBACK fails at once rather
  * than waiting again) and goes back to the pool as broken, which closes it.
+ *
+ * Reads and writes go named when `names` is given (src/db/statement-names.ts). A named
+ * statement the server cannot run prepared is sent again unnamed outside a transaction
+ * (inside one, the transaction has failed and the error stands); that connection then
+ * sends everything unnamed and is closed on release, so the next one prepares afresh.
  */
-function guard(client: pg.PoolClient): PostgresPoolClient {
+function guard(client: pg.PoolClient, names: StatementNames | undefined): PostgresPoolClient {
   let abandoned = false;
+  let unprepared = false;
+  const failed = (error: unknown): never => {
+    if (error instanceof Error && error.message === 'Query read timeout') abandoned = true;
+    throw error;
+  };
   const query = (text: unknown, parameters?: ReadonlyArray<unknown>): any => {
     // Cursors (Kysely's streaming) pass through; Inkwell does not stream.
     if (typeof text !== 'string') return client.query(text as pg.Submittable);
     if (abandoned) return Promise.reject(new Error('Database connection abandoned after a timeout'));
-    return client.query(text, parameters as unknown[]).catch((error: unknown) => {
-      if (error instanceof Error && error.message === 'Query read timeout') abandoned = true;
-      throw error;
+    const values = parameters as unknown[];
+    const name = names && !unprepared && PREPARABLE.test(text) ? names.nameOf(text) : undefined;
+    if (name === undefined) return client.query(text, values).catch(failed);
+    return client.query({ name, text, values }).catch((error: unknown) => {
+      if (!isPreparedStatementError(error)) return failed(error);
+      unprepared = true;
+      if (client.getTransactionStatus() !== 'I') return failed(error);
+      return client.query(text, values).catch(failed);
     });
   };
   return {
     query,
     release() {
-      client.release(abandoned ? new Error('Database connection abandoned after a timeout') : undefined);
+      if (abandoned) client.release(new Error('Database connection abandoned after a timeout'));
+      else if (unprepared) client.release(new Error('Database connection with a stale prepared statement'));
+      else client.release();
     },
   };
 }
+
+/** Statements worth preparing; transaction control (`begin`, `commit`, …) is not. */
+const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
