@@ -79,6 +79,31 @@ function visibleIn(scope: readonly string[]) {
     scope.length > 0 ? eb.or([eb('published', '=', 1), eb('author_id', 'in', scope)]) : eb('published', '=', 1);
 }
 
+type PostsDb = Db['domain'];
+
+/** A row when a draft is among the newest `n` posts, none otherwise. */
+function draftAmong(db: PostsDb, n: number) {
+  const newest = db.selectFrom('posts').select('published').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(n);
+  return db.selectFrom(newest.as('n')).select('published').where('published', '=', 0).limit(1);
+}
+
+/** A page of published posts, each row also saying whether a draft is among the newest `n` posts. */
+function publishedPage(db: PostsDb) {
+  return (n: number, limit: number, offset: number) =>
+    db
+      .selectFrom('posts')
+      .selectAll()
+      .select((eb) => eb.exists(draftAmong(db, n)).as('draft_among_newest'))
+      .where('published', '=', 1)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset);
+}
+
+/** PostgreSQL answers `exists` with a boolean, SQLite with 0 or 1. */
+const isTrue = (value: unknown) => value === true || value === 1;
+
 export function isVisible(caller: Caller, post: Post): boolean {
   return post.published || canSeeUnpublished(caller, post.authorId);
 }
@@ -104,16 +129,21 @@ export class PostService {
   }
 
   /**
-   * Visible posts, newest first. When no draft is among the newest `offset + limit`
-   * posts (a cheap check), every caller sees the same page, and the caller is not
-   * consulted at all (shared by everyone in the response cache); otherwise the page
-   * depends on who may see which drafts, and is read for the caller's view in one query.
+   * Visible posts, newest first. One statement reads the page of published posts and
+   * whether a draft is among the newest `offset + limit` posts. Without one, that page is
+   * every caller's page and the caller is not consulted at all (shared by everyone in the
+   * response cache); with one, it is still an anonymous caller's page, and a caller who
+   * may see drafts gets their view from a second statement.
    */
   async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    const newest = (l: number, o: number) => this.db.selectFrom('posts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
-    const rows = await reads.read([tags.posts], async () => {
-      const scope = (await this.anyDraftAmongNewest(offset + limit)) ? unpublishedScope(caller) : 'all';
+    const rows = await reads.read([tags.posts], async (): Promise<PostRow[]> => {
+      const published = await this.statements.rows('publishedPosts', publishedPage(this.db), [offset + limit, limit, offset]);
+      const draftAmongNewest = published.length > 0 ? isTrue(published[0]!.draft_among_newest) : await this.anyDraftAmongNewest(offset + limit);
+      if (!draftAmongNewest) return published;
+      const scope = unpublishedScope(caller);
+      if (scope.length === 0) return published;
+      const newest = (l: number, o: number) => this.db.selectFrom('posts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
       if (scope === 'all') return this.statements.rows('posts', newest, [limit, offset]);
       const visible = (authors: readonly string[], l: number, o: number) => newest(l, o).where(visibleIn(authors));
       return this.statements.rows('visiblePosts', visible, [scope, limit, offset]);
@@ -122,11 +152,7 @@ export class PostService {
   }
 
   private async anyDraftAmongNewest(count: number): Promise<boolean> {
-    const draftAmong = (n: number) => {
-      const newest = this.db.selectFrom('posts').select('published').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(n);
-      return this.db.selectFrom(newest.as('n')).select('published').where('published', '=', 0).limit(1);
-    };
-    const [draft] = await this.statements.rows('draftAmongNewest', draftAmong, [count]);
+    const [draft] = await this.statements.rows('draftAmongNewest', (n: number) => draftAmong(this.db, n), [count]);
     return draft !== undefined;
   }
 

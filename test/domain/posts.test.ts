@@ -39,6 +39,46 @@ describe('visibility of unpublished posts', () => {
   });
 });
 
+describe('the posts list', () => {
+  it('pages each caller’s view, wherever the drafts sit, for every limit and offset', async () => {
+    // Oldest first: drafts deep in the list, in the middle and among the newest.
+    const plan: ['alice' | 'bob', boolean][] = [
+      ['alice', false], ['bob', true], ['alice', true], ['bob', true], ['alice', true],
+      ['bob', false], ['alice', true], ['bob', true], ['alice', true], ['bob', true],
+    ];
+    const made: Post[] = [];
+    for (const [who, published] of plan) made.push(await makePost(env, cast[who], { published }));
+    const newestFirst = made.reverse();
+    const answers = async (published: boolean) => {
+      for (const who of ['anonymous', 'bob', 'alice', 'editor'] as const) {
+        const caller = cast.as[who];
+        const visible = newestFirst.filter((p) => p.published || who === 'editor' || (who !== 'anonymous' && p.authorId === cast[who].id));
+        for (const [limit, offset] of [[1, 0], [2, 0], [3, 1], [4, 3], [10, 0], [2, 7], [5, 20]] as const) {
+          const listed = (await env.services.posts.list(caller, { limit, offset }, NO_READS)).map((p) => p.id);
+          expect(listed, `${who} ${limit}/${offset} ${published}`).toEqual(visible.slice(offset, offset + limit).map((p) => p.id));
+        }
+      }
+    };
+    await answers(false);
+    // The newest post a draft: every page's answer now depends on the caller.
+    newestFirst.unshift(await makePost(env, cast.bob, { published: false }));
+    await answers(true);
+  });
+
+  it('an anonymous page takes one statement, a draft among the newest or not', async () => {
+    await makePost(env, cast.alice);
+    await makePost(env, cast.alice);
+    const statements = async () => {
+      const before = env.db.queryCount;
+      await env.services.posts.list(ANONYMOUS, { limit: 2, offset: 0 }, NO_READS);
+      return env.db.queryCount - before;
+    };
+    expect(await statements()).toBe(1);
+    await makePost(env, cast.alice, { published: false });
+    expect(await statements()).toBe(1);
+  });
+});
+
 describe('batched reads', () => {
   it('byAuthors pages each author separately in one query (two when a draft on the page is hidden)', async () => {
     const a: Post[] = [];
