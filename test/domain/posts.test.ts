@@ -65,6 +65,30 @@ describe('the posts list', () => {
     await answers(true);
   });
 
+  it('byAuthors pages each caller’s view of each author, wherever the drafts sit', async () => {
+    const plan: ['alice' | 'bob', boolean][] = [
+      ['alice', false], ['bob', true], ['alice', true], ['bob', false], ['alice', true], ['alice', false],
+      ['bob', true], ['alice', true], ['bob', false], ['alice', true], ['bob', true], ['alice', false],
+    ];
+    const made: Post[] = [];
+    for (const [who, published] of plan) made.push(await makePost(env, cast[who], { published }));
+    const newestFirst = made.reverse();
+    const authors = [cast.alice.id, cast.bob.id, cast.editor.id, cast.bob.id];
+    for (const who of ['anonymous', 'bob', 'alice', 'editor'] as const) {
+      const caller = cast.as[who];
+      for (const [limit, offset] of [[1, 0], [2, 0], [2, 1], [3, 2], [10, 0], [2, 5], [4, 9]] as const) {
+        const pages = await env.services.posts.byAuthors(caller, authors, { limit, offset }, NO_READS);
+        const expected = authors.map((author) =>
+          newestFirst
+            .filter((p) => p.authorId === author && (p.published || who === 'editor' || (who !== 'anonymous' && cast[who].id === author)))
+            .slice(offset, offset + limit)
+            .map((p) => p.id),
+        );
+        expect(pages.map((page) => page.map((p) => p.id)), `${who} ${limit}/${offset}`).toEqual(expected);
+      }
+    }
+  });
+
   it('an anonymous page takes one statement, a draft among the newest or not', async () => {
     await makePost(env, cast.alice);
     await makePost(env, cast.alice);
