@@ -104,7 +104,7 @@ function guard(client: pg.PoolClient, names: StatementNames | undefined): Postgr
     if (typeof text !== 'string') return client.query(text as pg.Submittable);
     if (abandoned) return Promise.reject(new Error('Database connection abandoned after a timeout'));
     const values = parameters as unknown[];
-    const name = names && !unprepared && PREPARABLE.test(text) ? names.nameOf(text) : undefined;
+    const name = names && !unprepared && PREPARABLE.test(text) ? names.nameOf(text, values?.length ?? 0) : undefined;
     if (name === undefined) return client.query(text, values).catch(failed);
     return client.query({ name, text, values }).catch((error: unknown) => {
       if (!isPreparedStatementError(error)) return failed(error);

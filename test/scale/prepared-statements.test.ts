@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { connectDatabase, type Db } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { MAX_NAMED_PARAMETERS, StatementNames } from '../../src/db/statement-names.js';
 import { freshDatabase } from './instances.js';
 
 /**
@@ -71,6 +72,21 @@ describe('prepared statements on PostgreSQL', () => {
     await expect(db.kysely.transaction().execute((tx) => titles(tx))).rejects.toMatchObject({ code: '0A000' });
     expect((await titles(db.kysely)).every((b) => 'edition' in b)).toBe(true);
     await sql`alter table books drop column edition`.execute(open(false).kysely);
+  });
+
+  it('a long list is sent unnamed: its text is one of many, each held in server memory', async () => {
+    const db = open(true);
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `u-${i}`);
+    await db.kysely.selectFrom('users').select('id').where('id', 'in', ids(MAX_NAMED_PARAMETERS)).execute();
+    await db.kysely.selectFrom('users').select('id').where('id', 'in', ids(MAX_NAMED_PARAMETERS + 1)).execute();
+    const lists = (await prepared(db)).filter((s) => s.startsWith('select "id" from "users" where "id" in'));
+    expect(lists.map((s) => s.split('$').length - 1)).toEqual([MAX_NAMED_PARAMETERS]);
+  });
+
+  it('names the first texts only', () => {
+    const names = new StatementNames(2);
+    expect([names.nameOf('select 1', 0), names.nameOf('select 2', 0), names.nameOf('select 1', 0)]).toEqual(['inkwell_1', 'inkwell_2', 'inkwell_1']);
+    expect(names.nameOf('select 3', 0)).toBeUndefined();
   });
 
   it('with DATABASE_PREPARED_STATEMENTS=off nothing is prepared', async () => {
