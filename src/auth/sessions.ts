@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import { SharedBatch } from '../db/shared-batch.js';
+import { MAX_NAMED_PARAMETERS } from '../db/statement-names.js';
 import { statementsOf } from '../db/statements.js';
 import { newId } from '../domain/ids.js';
 import { tags } from '../domain/reads.js';
@@ -193,8 +195,21 @@ export class SessionStore {
 
   /** The session with its user, unless it is missing or revoked (expiry is checked on every use). */
   private async read(sessionId: string): Promise<SessionUser | undefined> {
-    // Every signed-in request may ask: built and compiled once.
-    const withUser = (id: string) =>
+    const row = (await this.rowsById.rows([sessionId])).find((r) => r.session_id === sessionId);
+    if (!row || row.revoked_at !== null) return undefined;
+    return {
+      sessionId: row.session_id,
+      expiresAt: row.expires_at,
+      user: { id: row.user_id, name: row.name, email: row.email, role: row.role },
+    };
+  }
+
+  /**
+   * Sessions with their users, for every signed-in request at once (src/db/shared-batch.ts):
+   * each request then reads its session in the statement of its event-loop turn.
+   */
+  private readonly rowsById = new SharedBatch((ids: readonly string[]) => {
+    const withUsers = (list: readonly string[]) =>
       this.db
         .selectFrom('sessions')
         .innerJoin('users', 'users.id', 'sessions.user_id')
@@ -207,15 +222,9 @@ export class SessionStore {
           'users.email',
           'users.role',
         ])
-        .where('sessions.id', '=', id);
-    const [row] = await statementsOf(this.db).rows('sessionWithUser', withUser, [sessionId]);
-    if (!row || row.revoked_at !== null) return undefined;
-    return {
-      sessionId: row.session_id,
-      expiresAt: row.expires_at,
-      user: { id: row.user_id, name: row.name, email: row.email, role: row.role },
-    };
-  }
+        .where('sessions.id', 'in', list);
+    return statementsOf(this.db).rows('sessionsWithUsers', withUsers, [ids]);
+  }, MAX_NAMED_PARAMETERS);
 
   /**
    * Within the grace window, and while it is unused, the successor the first rotation

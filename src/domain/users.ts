@@ -5,6 +5,8 @@ import { can, canSeeUnpublished, isRole, isSelf, type Caller, type Role } from '
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import { NO_READS, tags, type Reads } from './reads.js';
+import { SharedBatch } from '../db/shared-batch.js';
+import { MAX_NAMED_PARAMETERS } from '../db/statement-names.js';
 import { statementsOf } from '../db/statements.js';
 import type { User } from './types.js';
 import {
@@ -70,6 +72,12 @@ export function toUser(row: UserRow): User {
 const toCount = (value: string | number | bigint): number => Number(value);
 
 export class UserService {
+  /** Rows by id for every request at once (src/db/shared-batch.ts): the same for every caller. */
+  private readonly rowsById = new SharedBatch<UserRow>(
+    (ids) => this.statements.rows('usersByIds', (list: readonly string[]) => this.db.selectFrom('users').selectAll().where('id', 'in', list), [ids]),
+    MAX_NAMED_PARAMETERS,
+  );
+
   constructor(private readonly deps: DomainDeps) {}
 
   /** Writes through this handle are announced: each bumps the tags of what it changed. */
@@ -99,11 +107,13 @@ export class UserService {
   async byIds(ids: readonly string[], reads: Reads = NO_READS): Promise<(User | undefined)[]> {
     if (ids.length === 0) return [];
     const unique = [...new Set(ids)];
-    const rows = await reads.read(unique.map(tags.user), () =>
-      this.statements.rows('usersByIds', (list: readonly string[]) => this.db.selectFrom('users').selectAll().where('id', 'in', list), [unique]),
-    );
-    const byId = new Map(rows.map((row) => [row.id, toUser(row)]));
-    return ids.map((id) => byId.get(id));
+    const rows = await reads.read(unique.map(tags.user), () => this.rowsById.rows(unique));
+    const byId = new Map<string, UserRow>();
+    for (const row of rows) byId.set(row.id, row);
+    return ids.map((id) => {
+      const row = byId.get(id);
+      return row && toUser(row);
+    });
   }
 
   /**

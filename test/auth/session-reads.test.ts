@@ -105,4 +105,15 @@ describe('a remembered session', () => {
     const account = await fetch(`${s.url}/api/auth/session`, { headers: bearer(session.accessToken) });
     expect(((await account.json()) as { user: { name: string } }).user.name).toBe('Renamed');
   });
+
+  it('concurrent requests of different callers each act as their own caller', async () => {
+    // Their session reads may share one statement (src/db/shared-batch.ts).
+    const sessions = await Promise.all(Array.from({ length: 6 }, async () => {
+      const email = uniqueEmail('together');
+      await register(s.url, email);
+      return login(s.url, email);
+    }));
+    const answers = await Promise.all(sessions.map((session) => me(session.accessToken)));
+    expect(answers.map((a) => a.body.data.me.id)).toEqual(sessions.map((session) => session.userId));
+  });
 });

@@ -39,6 +39,20 @@ describe('UserService queries', () => {
     expect(found.map((u) => u?.id)).toEqual([cast.bob.id, undefined, cast.admin.id, cast.bob.id]);
   });
 
+  it('byIds of concurrent callers (two requests’ loaders) share one query, each getting its own users', async () => {
+    const before = env.db.queryCount;
+    const [one, other] = await Promise.all([
+      env.services.users.byIds([cast.bob.id, cast.alice.id]),
+      env.services.users.byIds(['missing', cast.admin.id]),
+    ]);
+    expect(env.db.queryCount - before).toBe(1);
+    expect(one.map((u) => u?.id)).toEqual([cast.bob.id, cast.alice.id]);
+    expect(other.map((u) => u?.id)).toEqual([undefined, cast.admin.id]);
+    // A later caller reads afresh: it sees a change committed after the first statement.
+    await env.db.kysely.updateTable('users').set({ name: 'Bobby' }).where('id', '=', cast.bob.id).execute();
+    expect((await env.services.users.byIds([cast.bob.id]))[0]?.name).toBe('Bobby');
+  });
+
   it('postsCountByAuthors counts visible posts per author in one query', async () => {
     await makePost(env, cast.alice);
     await makePost(env, cast.alice, { published: false });

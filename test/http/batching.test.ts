@@ -88,12 +88,14 @@ describe('a constant number of SQL statements', () => {
     const q = 'query ($n: Int!) { posts(limit: $n) { likes author { name } reactions(limit: 2) { type user { name postsCount } post { id } } } }';
     // One list, then one batch per loader: likes, users, reactions; users again (reactors),
     // posts, counts. A reactor who is also an author shares the first users batch's
-    // pending promise, so with an asynchronous driver the counts may come in two waves:
-    // at most 8 statements, whatever the number of posts.
+    // pending promise, so with an asynchronous driver the counts may come in two waves,
+    // and the reactors may go out in the authors' users statement when both are asked in
+    // one event-loop turn (src/db/shared-batch.ts): 6 to 8 statements, whatever the
+    // number of posts.
     const runs = [await counted(q, { n: 10 }), await counted(q, { n: 50 }), await counted(q, { n: 100 })];
     expect(runs[2]!.data.posts).toHaveLength(100);
     for (const run of runs) {
-      expect(run.statements).toBeGreaterThanOrEqual(7);
+      expect(run.statements).toBeGreaterThanOrEqual(6);
       expect(run.statements).toBeLessThanOrEqual(8);
     }
     const hundred = runs[2]!;

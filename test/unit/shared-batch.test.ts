@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { SharedBatch } from '../../src/db/shared-batch.js';
+
+/** src/db/shared-batch.ts: lookups by key from concurrent callers, one fetch per event-loop turn. */
+function recorded(rowsOf = (keys: readonly string[]) => keys.map((key) => ({ key }))) {
+  const fetches: string[][] = [];
+  const batch = new SharedBatch(async (keys) => {
+    fetches.push([...keys]);
+    return rowsOf(keys);
+  }, 4);
+  return { batch, fetches };
+}
+
+describe('SharedBatch', () => {
+  it('merges the keys of callers in the same turn into one fetch, each key once', async () => {
+    const { batch, fetches } = recorded();
+    const [a, b] = await Promise.all([batch.rows(['1', '2']), batch.rows(['2', '3'])]);
+    expect(fetches).toEqual([['1', '2', '3']]);
+    expect(a.map((r) => r.key)).toEqual(['1', '2', '3']);
+    expect(b).toBe(a);
+  });
+
+  it('a caller of a later turn gets a fetch of its own, made after it asked', async () => {
+    const { batch, fetches } = recorded();
+    await batch.rows(['1']);
+    await batch.rows(['2']);
+    expect(fetches).toEqual([['1'], ['2']]);
+  });
+
+  it('sends what it holds when the next caller would pass the key limit', async () => {
+    const { batch, fetches } = recorded();
+    await Promise.all([batch.rows(['1', '2', '3']), batch.rows(['4', '5']), batch.rows(['6'])]);
+    expect(fetches).toEqual([['1', '2', '3'], ['4', '5', '6']]);
+    // One caller with more keys than the limit still gets them in one fetch.
+    await batch.rows(['a', 'b', 'c', 'd', 'e']);
+    expect(fetches.at(-1)).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
+  it('a failed fetch fails every caller that shared it, and the next turn fetches again', async () => {
+    let fail = true;
+    const { batch, fetches } = recorded((keys) => {
+      if (fail) throw new Error('database down');
+      return keys.map((key) => ({ key }));
+    });
+    const results = await Promise.allSettled([batch.rows(['1']), batch.rows(['2'])]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    expect((await batch.rows(['1'])).map((r) => r.key)).toEqual(['1']);
+    expect(fetches).toHaveLength(2);
+  });
+});
