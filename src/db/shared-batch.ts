@@ -41,3 +41,36 @@ export class SharedBatch<Row> {
     );
   }
 }
+
+/**
+ * The same read with the same arguments from concurrent requests, sent once per
+ * event-loop turn (the front page, asked by many anonymous requests at once). As with
+ * `SharedBatch`, callers join only until the statement is sent, at the loop's next check
+ * phase, so its data is never older than the versions a caller took before asking.
+ */
+export class SharedRead<A extends readonly (string | number)[], R> {
+  private waiting = new Map<string, { args: A; resolve(value: R): void; reject(error: unknown): void }[]>();
+
+  constructor(private readonly fetch: (...args: A) => Promise<R>) {}
+
+  read(...args: A): Promise<R> {
+    return new Promise((resolve, reject) => {
+      if (this.waiting.size === 0) setImmediate(() => this.flush());
+      const key = args.join('\u0000');
+      const same = this.waiting.get(key);
+      if (same) same.push({ args, resolve, reject });
+      else this.waiting.set(key, [{ args, resolve, reject }]);
+    });
+  }
+
+  private flush(): void {
+    const waiting = this.waiting;
+    this.waiting = new Map();
+    for (const callers of waiting.values()) {
+      this.fetch(...callers[0]!.args).then(
+        (value) => callers.forEach((c) => c.resolve(value)),
+        (error: unknown) => callers.forEach((c) => c.reject(error)),
+      );
+    }
+  }
+}

@@ -8,6 +8,7 @@ import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
 import { tags, type Reads } from './reads.js';
+import { SharedRead } from '../db/shared-batch.js';
 import { statementsOf } from '../db/statements.js';
 import type { Page, Post } from './types.js';
 import {
@@ -114,6 +115,11 @@ function mayActForOthers(caller: Caller): boolean {
 }
 
 export class PostService {
+  /** The published page is every caller's (until a draft is among it): one statement per turn (src/db/shared-batch.ts). */
+  private readonly publishedPages = new SharedRead((n: number, limit: number, offset: number) =>
+    this.statements.rows('publishedPosts', publishedPage(this.db), [n, limit, offset]),
+  );
+
   constructor(
     private readonly deps: DomainDeps,
     readonly cache: PostCache,
@@ -138,7 +144,7 @@ export class PostService {
   async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
     const rows = await reads.read([tags.posts], async (): Promise<PostRow[]> => {
-      const published = await this.statements.rows('publishedPosts', publishedPage(this.db), [offset + limit, limit, offset]);
+      const published = await this.publishedPages.read(offset + limit, limit, offset);
       const draftAmongNewest = published.length > 0 ? isTrue(published[0]!.draft_among_newest) : await this.anyDraftAmongNewest(offset + limit);
       if (!draftAmongNewest) return published;
       const scope = unpublishedScope(caller);

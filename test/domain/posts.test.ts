@@ -101,6 +101,15 @@ describe('the posts list', () => {
     await makePost(env, cast.alice, { published: false });
     expect(await statements()).toBe(1);
   });
+
+  it('concurrent callers asking for the same page share its statement', async () => {
+    await makePost(env, cast.alice);
+    const before = env.db.queryCount;
+    const pages = await Promise.all([0, 1, 2].map(() => env.services.posts.list(ANONYMOUS, { limit: 5, offset: 0 }, NO_READS)));
+    expect(env.db.queryCount - before).toBe(1);
+    expect(pages[1]).toEqual(pages[0]);
+    expect(pages[2]).not.toBe(pages[0]);
+  });
 });
 
 describe('batched reads', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SharedBatch } from '../../src/db/shared-batch.js';
+import { SharedBatch, SharedRead } from '../../src/db/shared-batch.js';
 
 /** src/db/shared-batch.ts: lookups by key from concurrent callers, one fetch per event-loop turn. */
 function recorded(rowsOf = (keys: readonly string[]) => keys.map((key) => ({ key }))) {
@@ -47,5 +47,30 @@ describe('SharedBatch', () => {
     fail = false;
     expect((await batch.rows(['1'])).map((r) => r.key)).toEqual(['1']);
     expect(fetches).toHaveLength(2);
+  });
+});
+
+describe('SharedRead', () => {
+  it('one fetch per distinct arguments in a turn; a later turn fetches again', async () => {
+    const fetches: string[] = [];
+    const read = new SharedRead(async (limit: number, offset: number) => {
+      fetches.push(`${limit}/${offset}`);
+      return { limit, offset };
+    });
+    const [a, b, c] = await Promise.all([read.read(20, 0), read.read(20, 0), read.read(20, 20)]);
+    expect(fetches).toEqual(['20/0', '20/20']);
+    expect(b).toBe(a);
+    expect(c).toEqual({ limit: 20, offset: 20 });
+    await read.read(20, 0);
+    expect(fetches).toEqual(['20/0', '20/20', '20/0']);
+  });
+
+  it('a failed fetch fails the callers that shared it only', async () => {
+    const read = new SharedRead(async (page: number) => {
+      if (page === 2) throw new Error('no');
+      return page;
+    });
+    const results = await Promise.allSettled([read.read(1), read.read(2), read.read(2)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
   });
 });
