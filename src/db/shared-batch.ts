@@ -35,7 +35,7 @@ export class SharedBatch<Row> {
     const keys = [...this.keys];
     this.waiting = [];
     this.keys = new Set();
-    this.fetch(keys).then(
+    settle(() => this.fetch(keys)).then(
       (rows) => waiting.forEach((w) => w.resolve(rows)),
       (error: unknown) => waiting.forEach((w) => w.reject(error)),
     );
@@ -67,10 +67,19 @@ export class SharedRead<A extends readonly (string | number)[], R> {
     const waiting = this.waiting;
     this.waiting = new Map();
     for (const callers of waiting.values()) {
-      this.fetch(...callers[0]!.args).then(
+      settle(() => this.fetch(...callers[0]!.args)).then(
         (value) => callers.forEach((c) => c.resolve(value)),
         (error: unknown) => callers.forEach((c) => c.reject(error)),
       );
     }
+  }
+}
+
+/** The fetch's promise; a fetch that throws instead fails its callers, not the process (it runs in an immediate). */
+function settle<T>(fetch: () => Promise<T>): Promise<T> {
+  try {
+    return fetch();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }

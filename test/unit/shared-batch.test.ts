@@ -50,6 +50,16 @@ describe('SharedBatch', () => {
   });
 });
 
+describe('a fetch that throws at once', () => {
+  it('fails its callers, not the process', async () => {
+    const throwing = (..._args: unknown[]): Promise<never> => {
+      throw new Error('bad statement');
+    };
+    await expect(new SharedBatch(throwing).rows(['1'])).rejects.toThrow('bad statement');
+    await expect(new SharedRead(throwing).read(1)).rejects.toThrow('bad statement');
+  });
+});
+
 describe('SharedRead', () => {
   it('one fetch per distinct arguments in a turn; a later turn fetches again', async () => {
     const fetches: string[] = [];
