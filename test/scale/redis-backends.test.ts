@@ -70,6 +70,33 @@ describe('RedisStore', () => {
     expect(await store.incr(key, 200)).toBe(1);
   });
 
+  it('the increments of one turn go out as one command per key, each caller with its own count', async () => {
+    const client = await connect();
+    const keyPrefix = prefix();
+    const fresh = new RedisStore(client, keyPrefix);
+    const monitor = await client.duplicate().monitor();
+    const seen: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((a) => a.startsWith(keyPrefix))) seen.push(args);
+    });
+    try {
+      const counts = await Promise.all([
+        ...Array.from({ length: 20 }, () => fresh.incr('hot', 10_000)),
+        fresh.incr('cold', 10_000),
+      ]);
+      expect(counts.slice(0, 20).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(counts[20]).toBe(1);
+      await new Promise((r) => setTimeout(r, 50));
+      const increments = seen.filter((args) => /^evalsha$/i.test(args[0]!) || /^eval$/i.test(args[0]!));
+      expect(increments.map((args) => [args.at(-3), args.at(-1)])).toEqual([
+        [`${keyPrefix}hot`, '20'],
+        [`${keyPrefix}cold`, '1'],
+      ]);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+
   it('incr in the same tick as another command on a fresh connection (one auto-pipeline) answers both', async () => {
     // The auto-pipeline a GET opens must already know the script: a pipeline made before
     // the script was defined has no method for it, and ioredis then throws an uncaught
