@@ -1,12 +1,11 @@
-import type { ExpressionBuilder } from 'kysely';
-import type { Db } from '../db/connect.js';
-import type { Database, PostRow, PostsTable } from '../db/schema.js';
+import type { PostRow, PostsTable } from '../db/schema.js';
 import { BadUserInputError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import { channels } from '../realtime/pubsub.js';
 import { can, canSeeUnpublished, isSelf, type Caller, type SignedInCaller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
+import { draftAmong, isTrue, publishedPage, toPost, visibleIn } from './post-queries.js';
 import { tags, type Reads } from './reads.js';
 import { SharedRead } from '../db/shared-batch.js';
 import { statementsOf } from '../db/statements.js';
@@ -35,75 +34,11 @@ export interface PostPatch {
   tags?: readonly string[] | null;
 }
 
-export function toPost(row: PostRow): Post {
-  return {
-    id: row.id,
-    authorId: row.author_id,
-    title: row.title,
-    content: row.content,
-    published: row.published === 1,
-    tags: row.tags === null ? null : (JSON.parse(row.tags) as string[]),
-    createdAt: row.created_at,
-  };
-}
-
-/** The post row with its like count, in one statement; the post cache's loader. */
-export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLikes | null> {
-  const withLikes = (postId: string) =>
-    db.domain
-      .selectFrom('posts')
-      .selectAll('posts')
-      .select((eb) =>
-        eb
-          .selectFrom('reactions')
-          .select((sub) => sub.fn.countAll<string | number>().as('n'))
-          .whereRef('reactions.post_id', '=', 'posts.id')
-          .where('reactions.type', '=', 'like')
-          .as('likes'),
-      )
-      .where('posts.id', '=', postId);
-  const [row] = await statementsOf(db.domain).rows('postWithLikes', withLikes, [id]);
-  if (!row) return null;
-  const { likes, ...post } = row;
-  // PostgreSQL returns count(*) as a bigint string, SQLite as a number.
-  return { post: toPost(post), likes: Number(likes ?? 0) };
-}
-
 /** Whose unpublished posts the caller may see: every author's (editors and admins), or their own. */
 function unpublishedScope(caller: Caller): 'all' | string[] {
   if (can(caller, 'write:posts')) return 'all';
   return caller.kind === 'user' ? [caller.id] : [];
 }
-
-function visibleIn(scope: readonly string[]) {
-  return (eb: ExpressionBuilder<Database, 'posts'>) =>
-    scope.length > 0 ? eb.or([eb('published', '=', 1), eb('author_id', 'in', scope)]) : eb('published', '=', 1);
-}
-
-type PostsDb = Db['domain'];
-
-/** A row when a draft is among the newest `n` posts, none otherwise. */
-function draftAmong(db: PostsDb, n: number) {
-  const newest = db.selectFrom('posts').select('published').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(n);
-  return db.selectFrom(newest.as('n')).select('published').where('published', '=', 0).limit(1);
-}
-
-/** A page of published posts, each row also saying whether a draft is among the newest `n` posts. */
-function publishedPage(db: PostsDb) {
-  return (n: number, limit: number, offset: number) =>
-    db
-      .selectFrom('posts')
-      .selectAll()
-      .select((eb) => eb.exists(draftAmong(db, n)).as('draft_among_newest'))
-      .where('published', '=', 1)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset);
-}
-
-/** PostgreSQL answers `exists` with a boolean, SQLite with 0 or 1. */
-const isTrue = (value: unknown) => value === true || value === 1;
 
 export function isVisible(caller: Caller, post: Post): boolean {
   return post.published || canSeeUnpublished(caller, post.authorId);

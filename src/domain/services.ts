@@ -1,7 +1,8 @@
 import { BookService } from './books.js';
 import type { DomainDeps } from './deps.js';
 import { PostCache } from './post-cache.js';
-import { loadPostWithLikes, PostService } from './posts.js';
+import { loadPostWithLikes } from './post-queries.js';
+import { PostService } from './posts.js';
 import { ReactionService } from './reactions.js';
 import { UserService } from './users.js';
 

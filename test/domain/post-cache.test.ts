@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { ANONYMOUS } from '../../src/domain/caller.js';
 import { PostCache } from '../../src/domain/post-cache.js';
-import { loadPostWithLikes } from '../../src/domain/posts.js';
+import { loadPostWithLikes } from '../../src/domain/post-queries.js';
 import { NO_READS, tags } from '../../src/domain/reads.js';
 import type { KeyValueStore } from '../../src/store/kv.js';
 import { SharedVersions } from '../../src/store/versions.js';

@@ -1,0 +1,75 @@
+import type { ExpressionBuilder } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { Database, PostRow } from '../db/schema.js';
+import { statementsOf } from '../db/statements.js';
+import type { PostWithLikes } from './post-cache.js';
+import type { Post } from './types.js';
+
+/**
+ * The SQL of post reads and the mapping of their rows (src/domain/posts.ts decides who
+ * may see what; these only build the statements it runs).
+ */
+
+export function toPost(row: PostRow): Post {
+  return {
+    id: row.id,
+    authorId: row.author_id,
+    title: row.title,
+    content: row.content,
+    published: row.published === 1,
+    tags: row.tags === null ? null : (JSON.parse(row.tags) as string[]),
+    createdAt: row.created_at,
+  };
+}
+
+/** The post row with its like count, in one statement; the post cache's loader. */
+export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLikes | null> {
+  const withLikes = (postId: string) =>
+    db.domain
+      .selectFrom('posts')
+      .selectAll('posts')
+      .select((eb) =>
+        eb
+          .selectFrom('reactions')
+          .select((sub) => sub.fn.countAll<string | number>().as('n'))
+          .whereRef('reactions.post_id', '=', 'posts.id')
+          .where('reactions.type', '=', 'like')
+          .as('likes'),
+      )
+      .where('posts.id', '=', postId);
+  const [row] = await statementsOf(db.domain).rows('postWithLikes', withLikes, [id]);
+  if (!row) return null;
+  const { likes, ...post } = row;
+  // PostgreSQL returns count(*) as a bigint string, SQLite as a number.
+  return { post: toPost(post), likes: Number(likes ?? 0) };
+}
+
+export function visibleIn(scope: readonly string[]) {
+  return (eb: ExpressionBuilder<Database, 'posts'>) =>
+    scope.length > 0 ? eb.or([eb('published', '=', 1), eb('author_id', 'in', scope)]) : eb('published', '=', 1);
+}
+
+export type PostsDb = Db['domain'];
+
+/** A row when a draft is among the newest `n` posts, none otherwise. */
+export function draftAmong(db: PostsDb, n: number) {
+  const newest = db.selectFrom('posts').select('published').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(n);
+  return db.selectFrom(newest.as('n')).select('published').where('published', '=', 0).limit(1);
+}
+
+/** A page of published posts, each row also saying whether a draft is among the newest `n` posts. */
+export function publishedPage(db: PostsDb) {
+  return (n: number, limit: number, offset: number) =>
+    db
+      .selectFrom('posts')
+      .selectAll()
+      .select((eb) => eb.exists(draftAmong(db, n)).as('draft_among_newest'))
+      .where('published', '=', 1)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset);
+}
+
+/** PostgreSQL answers `exists` with a boolean, SQLite with 0 or 1. */
+export const isTrue = (value: unknown) => value === true || value === 1;
