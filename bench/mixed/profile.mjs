@@ -3,14 +3,19 @@
  * on the bench data, loaded with the mix (bench/mixed/mix.mjs), then its response-cache
  * outcomes (from /metrics) and a CPU summary. Not part of `npm run bench`.
  *
- *   npm run build && node bench/mixed/profile.mjs [--writes=2] [--postgres] [--top=40] [--keep] [--env=NAME=VALUE ...]
+ *   npm run build && node bench/mixed/profile.mjs [--writes=2] [--postgres] [--top=40] [--keep] [--syscalls] [--env=NAME=VALUE ...]
  *
  * With --postgres the service runs on PostgreSQL + Redis (Debian's servers, started
  * here). The summary goes to bench/results/profile-mixed-<writes>[-postgres][-env].txt.
+ * With --syscalls, Linux `perf stat` also counts the service's socket system calls per
+ * request (warm-up included): each write to PostgreSQL, Redis or a client is one.
+ * With --postgres --statements, pg_stat_statements lists the statements run per request.
  */
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
+import pg from 'pg';
 import { installCleanup } from '../lib/children.mjs';
 import { waitForQuiet } from '../lib/cpu.mjs';
 import { formatSummary, loadProfile, summarise } from '../lib/cpuprofile.mjs';
@@ -45,6 +50,8 @@ async function main() {
   try {
     let target = { kind: 'sqlite', file: db.dbFile };
     let seeded = db;
+    const statements = postgres && args.includes('--statements');
+    if (statements) process.env.BENCH_POSTGRES_SETTINGS = `${process.env.BENCH_POSTGRES_SETTINGS ?? ''} shared_preload_libraries=pg_stat_statements`;
     if (postgres) {
       const server = await startPostgres();
       cleanups.push(() => server.stop());
@@ -54,6 +61,7 @@ async function main() {
       Object.assign(env, { DATABASE_URL: url, REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'bench-profile:' });
       await (await startService({ dbFile: 'unused', env })).stop(); // migrates the empty database
       seeded = await insertUsersAndPosts(url, { users: 100, postsPerUser: 10 });
+      if (statements) await withPg(url, (pg) => pg.query('create extension pg_stat_statements').then(() => pg.query('select pg_stat_statements_reset()')));
       target = { kind: 'postgres', url };
     }
     const { accounts, draftIds } = await prepareAccounts(target, { count: 40 });
@@ -62,11 +70,16 @@ async function main() {
     const service = await startService({ dbFile: db.dbFile, env, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
     let result;
     let outcomes;
+    let syscalls;
+    let statementLines = [];
     try {
       const tokens = await signIn(service.url, accounts);
       await waitForQuiet({ log: (m) => console.error(`[profile] ${m}`) });
       console.error(`[profile] ${name}: loading the profiled service`);
+      const counting = args.includes('--syscalls') ? countSyscalls(service.child.pid) : undefined;
       result = await runTraffic({ url: service.graphqlUrl, data, tokens, writeShare: writes / 100, serverPid: service.child.pid });
+      if (counting) syscalls = await counting.stop(result.total + (result.warmup?.total ?? 0));
+      if (statements) statementLines = await statementsPerRequest(target.url, result.total + (result.warmup?.total ?? 0));
       outcomes = await cacheOutcomes(service.url);
     } finally {
       await service.stop();
@@ -78,6 +91,8 @@ async function main() {
       `${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; service ${Math.round(result.serverCpuUsPerReq ?? NaN)} µs CPU/req; ` +
         `response cache (warm-up included): ${outcomes}`,
       `shapes: ${JSON.stringify(result.shapes)}`,
+      ...(syscalls ? [`system calls per request: ${syscalls}`] : []),
+      ...statementLines,
       '',
       formatSummary(summarise(loadProfile(join(profDir, file))), { top }),
     ].join('\n');
@@ -87,6 +102,47 @@ async function main() {
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
   }
+}
+
+/** Lines "0.123 calls/req  text…" for the statements run since the reset, most frequent first. */
+async function statementsPerRequest(url, requests) {
+  const { rows } = await withPg(url, (pg) =>
+    pg.query(`select calls, query from pg_stat_statements where query not like '%pg_stat_statements%' order by calls desc limit 25`),
+  );
+  const total = rows.reduce((sum, row) => sum + Number(row.calls), 0);
+  return [
+    `PostgreSQL statements per request: ${(total / requests).toFixed(2)} (top 25 shown)`,
+    ...rows.map((row) => `  ${(Number(row.calls) / requests).toFixed(3)}  ${row.query.replace(/\s+/g, ' ').slice(0, 160)}`),
+  ];
+}
+
+async function withPg(url, fn) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+const SYSCALLS = ['writev', 'write', 'sendto', 'sendmsg', 'read', 'recvfrom', 'epoll_wait'];
+
+/** `perf stat` on the service; stop(requests) resolves with "writev 2.10, read 3.05, …" per request. */
+function countSyscalls(pid) {
+  const events = SYSCALLS.map((name) => `syscalls:sys_enter_${name}`).join(',');
+  const perf = spawn('perf', ['stat', '-x', ',', '-e', events, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let text = '';
+  perf.stderr.on('data', (chunk) => (text += chunk));
+  const exited = new Promise((resolve) => perf.once('close', resolve));
+  return {
+    async stop(requests) {
+      perf.kill('SIGINT');
+      await exited;
+      const counts = text.split('\n').map((line) => line.split(',')).filter((cells) => cells[2]?.startsWith('syscalls:'));
+      return counts.map(([count, , event]) => `${event.slice('syscalls:sys_enter_'.length)} ${(Number(count) / requests).toFixed(2)}`).join(', ');
+    },
+  };
 }
 
 /** "hit N, miss M (H % hits)" from the service's own counters. */

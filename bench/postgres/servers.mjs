@@ -58,6 +58,8 @@ export async function startPostgres() {
     '-c', `unix_socket_directories=${temp.dir}`,
     '-c', 'max_connections=200',
     '-c', 'shared_buffers=128MB',
+    // Extra settings for a diagnosis, e.g. 'shared_preload_libraries=pg_stat_statements'.
+    ...(process.env.BENCH_POSTGRES_SETTINGS ?? '').split(' ').filter(Boolean).flatMap((setting) => ['-c', setting]),
   ]);
   const child = spawn(cmd, args, { stdio: 'ignore' });
   const pid = () => {

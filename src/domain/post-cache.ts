@@ -9,8 +9,8 @@ export interface PostWithLikes {
   likes: number;
 }
 
-/** Loads a post with its like count from the database; null when it does not exist. */
-export type PostLoader = (id: string) => Promise<PostWithLikes | null>;
+/** Loads posts with their like counts from the database, by id; missing posts are absent. */
+export type PostLoader = (ids: readonly string[]) => Promise<Map<string, PostWithLikes>>;
 
 interface Entry extends PostWithLikes {
   /** The versions of the entry's tags when the database read began. */
@@ -43,37 +43,59 @@ export class PostCache {
 
   /** The post with its like count, from the cache when the entry is current. */
   async get(id: string): Promise<PostWithLikes | null> {
-    let current: Version[] | undefined;
-    let raw: string | undefined;
-    try {
-      [current, raw] = await Promise.all([this.versions.read(tagsOf(id)), this.kv.get(entryKey(id))]);
-    } catch (err) {
-      this.onError(err);
-      return this.load(id);
-    }
-    if (!current) return this.load(id);
-    const entry = raw === undefined ? undefined : parseEntry(raw);
-    if (entry && sameVersions(entry.v, current)) return { post: entry.post, likes: entry.likes };
-    return this.readThrough(id, current);
+    return (await this.getMany([id]))[0]!;
   }
 
   /**
-   * Reads the database and stores the result under `versions`, those seen BEFORE this
+   * In input order, null where missing: one versions read and one entries read for all,
+   * and one database read for the posts whose entries are missing or old.
+   */
+  async getMany(ids: readonly string[]): Promise<(PostWithLikes | null)[]> {
+    const tagList = [...new Set(ids.flatMap(tagsOf))];
+    let current: Version[] | undefined;
+    let raws: (string | undefined)[];
+    try {
+      [current, raws] = await Promise.all([this.versions.read(tagList), this.kv.getMany(ids.map(entryKey))]);
+    } catch (err) {
+      this.onError(err);
+      return this.loadInOrder(ids);
+    }
+    if (!current) return this.loadInOrder(ids);
+    const known = new Map(tagList.map((tag, i) => [tag, current[i]!]));
+    const found: (PostWithLikes | null)[] = [];
+    const stale = new Map<string, Version[]>();
+    ids.forEach((id, i) => {
+      const versions = tagsOf(id).map((tag) => known.get(tag)!);
+      const raw = raws[i];
+      const entry = raw === undefined ? undefined : parseEntry(raw);
+      if (entry && sameVersions(entry.v, versions)) found[i] = { post: entry.post, likes: entry.likes };
+      else stale.set(id, versions);
+    });
+    if (stale.size === 0) return found;
+    const fresh = await this.readThrough(stale);
+    return ids.map((id, i) => found[i] ?? fresh.get(id) ?? null);
+  }
+
+  /**
+   * Reads the database and stores each post under its `versions`, those seen BEFORE this
    * read began. Public so tests can replay a read that started before a write.
    * Missing posts are not cached: ids are random, so a negative entry would rarely be
    * asked for again, and an attacker could fill the store with them.
    */
-  async readThrough(id: string, versions: Version[]): Promise<PostWithLikes | null> {
-    const fresh = await this.load(id);
-    if (fresh) {
-      const entry: Entry = { v: versions, post: fresh.post, likes: fresh.likes };
-      try {
-        await this.kv.set(entryKey(id), JSON.stringify(entry), ENTRY_TTL_MS);
-      } catch (err) {
-        this.onError(err);
-      }
-    }
+  async readThrough(versionsById: ReadonlyMap<string, Version[]>): Promise<Map<string, PostWithLikes>> {
+    const fresh = await this.load([...versionsById.keys()]);
+    await Promise.all(
+      [...fresh].map(([id, { post, likes }]) => {
+        const entry: Entry = { v: versionsById.get(id)!, post, likes };
+        return this.kv.set(entryKey(id), JSON.stringify(entry), ENTRY_TTL_MS).catch(this.onError);
+      }),
+    );
     return fresh;
+  }
+
+  private async loadInOrder(ids: readonly string[]): Promise<(PostWithLikes | null)[]> {
+    const fresh = await this.load(ids);
+    return ids.map((id) => fresh.get(id) ?? null);
   }
 
   /** The versions an entry for the post would be stored under now (tests replay races with them). */

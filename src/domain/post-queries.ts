@@ -22,9 +22,9 @@ export function toPost(row: PostRow): Post {
   };
 }
 
-/** The post row with its like count, in one statement; the post cache's loader. */
-export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLikes | null> {
-  const withLikes = (postId: string) =>
+/** The post rows with their like counts, in one statement; the post cache's loader. */
+export async function loadPostsWithLikes(db: Db, ids: readonly string[]): Promise<Map<string, PostWithLikes>> {
+  const withLikes = (list: readonly string[]) =>
     db.domain
       .selectFrom('posts')
       .selectAll('posts')
@@ -36,12 +36,15 @@ export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLik
           .where('reactions.type', '=', 'like')
           .as('likes'),
       )
-      .where('posts.id', '=', postId);
-  const [row] = await statementsOf(db.domain).rows('postWithLikes', withLikes, [id]);
-  if (!row) return null;
-  const { likes, ...post } = row;
+      .where('posts.id', 'in', list);
+  const rows = await statementsOf(db.domain).rows('postsWithLikes', withLikes, [[...new Set(ids)]]);
   // PostgreSQL returns count(*) as a bigint string, SQLite as a number.
-  return { post: toPost(post), likes: Number(likes ?? 0) };
+  return new Map(rows.map(({ likes, ...post }) => [post.id, { post: toPost(post), likes: Number(likes ?? 0) }]));
+}
+
+/** One post with its like count; null when it does not exist. */
+export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLikes | null> {
+  return (await loadPostsWithLikes(db, [id])).get(id) ?? null;
 }
 
 export function visibleIn(scope: readonly string[]) {

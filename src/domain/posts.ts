@@ -103,9 +103,17 @@ export class PostService {
   }
 
   async byIdWithLikes(caller: Caller, id: string, reads: Reads): Promise<PostWithLikes | null> {
-    checkId('id', id);
-    const found = await reads.read([tags.post(id), tags.reactions(id)], () => this.cache.get(id));
-    return found && isVisible(caller, found.post) ? found : null;
+    return (await this.byIdsWithLikes(caller, [id], reads))[0]!;
+  }
+
+  /** In input order, through the cache (one read for all); null where missing or not visible to the caller. */
+  async byIdsWithLikes(caller: Caller, ids: readonly string[], reads: Reads): Promise<(PostWithLikes | null)[]> {
+    for (const id of ids) checkId('id', id);
+    const found = await reads.read(
+      ids.flatMap((id) => [tags.post(id), tags.reactions(id)]),
+      () => this.cache.getMany(ids),
+    );
+    return found.map((entry) => (entry && isVisible(caller, entry.post) ? entry : null));
   }
 
   /**
@@ -155,17 +163,6 @@ export class PostService {
       else byAuthor.set(row.author_id, [row]);
     }
     return byAuthor;
-  }
-
-  /** In input order, without a visibility check: callers filter with isVisible. */
-  async byIds(ids: readonly string[], reads: Reads): Promise<(Post | undefined)[]> {
-    if (ids.length === 0) return [];
-    const unique = [...new Set(ids)];
-    const rows = await reads.read(unique.map(tags.post), () =>
-      this.statements.rows('postsByIds', (list: readonly string[]) => this.db.selectFrom('posts').selectAll().where('id', 'in', list), [unique]),
-    );
-    const byId = new Map(rows.map((row) => [row.id, toPost(row)]));
-    return ids.map((id) => byId.get(id));
   }
 
   /** Reactions of type "like" per post; one grouped query. */

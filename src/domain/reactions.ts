@@ -1,9 +1,11 @@
 import type { ReactionRow } from '../db/schema.js';
 import { NotFoundError, UnauthenticatedError } from '../errors.js';
 import { channels } from '../realtime/pubsub.js';
-import { canSeeUnpublished, type Caller } from './caller.js';
+import type { Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
+import type { PostCache } from './post-cache.js';
+import { isVisible } from './posts.js';
 import { tags, type Reads } from './reads.js';
 import { statementsOf } from '../db/statements.js';
 import type { Page, Reaction } from './types.js';
@@ -14,7 +16,10 @@ export function toReaction(row: ReactionRow): Reaction {
 }
 
 export class ReactionService {
-  constructor(private readonly deps: DomainDeps) {}
+  constructor(
+    private readonly deps: DomainDeps,
+    private readonly posts: PostCache,
+  ) {}
 
   /** Writes through this handle are announced: each bumps the tags of what it changed. */
   private get db() {
@@ -61,14 +66,9 @@ export class ReactionService {
     if (caller.kind !== 'user') throw new UnauthenticatedError();
     checkId('postId', postId);
     checkReactionType(type);
-    const post = await this.db
-      .selectFrom('posts')
-      .select(['author_id', 'published'])
-      .where('id', '=', postId)
-      .executeTakeFirst();
-    if (!post || (post.published !== 1 && !canSeeUnpublished(caller, post.author_id))) {
-      throw new NotFoundError('Post');
-    }
+    // Through the post cache, exact like every read of it: mostly no query at all.
+    const found = await this.posts.get(postId);
+    if (!found || !isVisible(caller, found.post)) throw new NotFoundError('Post');
 
     const row: ReactionRow = { id: newId(), post_id: postId, user_id: caller.id, type, created_at: nowIso() };
     try {

@@ -1,7 +1,7 @@
 import { BookService } from './books.js';
 import type { DomainDeps } from './deps.js';
 import { PostCache } from './post-cache.js';
-import { loadPostWithLikes } from './post-queries.js';
+import { loadPostsWithLikes } from './post-queries.js';
 import { PostService } from './posts.js';
 import { ReactionService } from './reactions.js';
 import { UserService } from './users.js';
@@ -19,11 +19,11 @@ export interface Services {
  * key-value store failures the post cache absorbs (it falls back to the database).
  */
 export function createServices(deps: DomainDeps, onCacheError?: (err: unknown) => void): Services {
-  const postCache = new PostCache(deps.kv, deps.versions, (id) => loadPostWithLikes(deps.db, id), onCacheError);
+  const postCache = new PostCache(deps.kv, deps.versions, (ids) => loadPostsWithLikes(deps.db, ids), onCacheError);
   return {
     users: new UserService(deps),
     posts: new PostService(deps, postCache),
-    reactions: new ReactionService(deps),
+    reactions: new ReactionService(deps, postCache),
     books: new BookService(deps),
     postCache,
   };

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Caller } from '../domain/caller.js';
+import type { PostWithLikes } from '../domain/post-cache.js';
 import type { Reads } from '../domain/reads.js';
 import type { Services } from '../domain/services.js';
 import type { Book, Page, Post, Reaction, User } from '../domain/types.js';
@@ -12,7 +13,8 @@ import type { Book, Page, Post, Reaction, User } from '../domain/types.js';
  */
 export interface Loaders {
   readonly user: DataLoader<string, User | undefined>;
-  readonly post: DataLoader<string, Post | undefined>;
+  /** Through the post cache, null when missing or not visible to the caller; primes `likes`. */
+  readonly postWithLikes: DataLoader<string, PostWithLikes | null>;
   readonly book: DataLoader<string, Book | undefined>;
   readonly postsCount: DataLoader<string, number>;
   readonly likes: DataLoader<string, number>;
@@ -22,19 +24,24 @@ export interface Loaders {
 
 export function createLoaders(services: Services, caller: Caller, reads: Reads): Loaders {
   let user: Loaders['user'] | undefined;
-  let post: Loaders['post'] | undefined;
+  let postWithLikes: Loaders['postWithLikes'] | undefined;
   let book: Loaders['book'] | undefined;
   let postsCount: Loaders['postsCount'] | undefined;
   let likes: Loaders['likes'] | undefined;
   const postsByAuthor = new Map<string, DataLoader<string, Post[]>>();
   const reactionsByPost = new Map<string, DataLoader<string, Reaction[]>>();
 
-  return {
+  const loaders: Loaders = {
     get user() {
       return (user ??= new DataLoader((ids) => services.users.byIds(ids, reads)));
     },
-    get post() {
-      return (post ??= new DataLoader((ids) => services.posts.byIds(ids, reads)));
+    get postWithLikes() {
+      return (postWithLikes ??= new DataLoader(async (ids) => {
+        const found = await services.posts.byIdsWithLikes(caller, ids, reads);
+        // The cached entry carries the like count: `likes` needs no query.
+        for (const entry of found) if (entry) loaders.likes.prime(entry.post.id, entry.likes);
+        return found;
+      }));
     },
     get book() {
       return (book ??= new DataLoader((ids) => services.books.byIds(ids, reads)));
@@ -65,4 +72,5 @@ export function createLoaders(services: Services, caller: Caller, reads: Reads):
       return loader;
     },
   };
+  return loaders;
 }

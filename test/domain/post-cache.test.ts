@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { ANONYMOUS } from '../../src/domain/caller.js';
 import { PostCache } from '../../src/domain/post-cache.js';
-import { loadPostWithLikes } from '../../src/domain/post-queries.js';
+import { loadPostsWithLikes, loadPostWithLikes } from '../../src/domain/post-queries.js';
 import { NO_READS, tags } from '../../src/domain/reads.js';
 import type { KeyValueStore } from '../../src/store/kv.js';
 import { SharedVersions } from '../../src/store/versions.js';
@@ -37,6 +37,25 @@ describe('post cache', () => {
     expect(warm).toBe(0);
     expect(second).toEqual(first);
     expect(second?.likes).toBe(1);
+  });
+
+  it('reads a batch with one statement for its missing and old entries only, in input order', async () => {
+    const [a, b, c] = [await makePost(env, cast.editor), await makePost(env, cast.alice), await makePost(env, cast.editor)];
+    const draft = await makePost(env, cast.editor, { published: false });
+    await read(a.id);
+    await read(b.id);
+    await env.services.reactions.add(cast.as.alice, b.id, 'like'); // b's entry is old now
+    const ids = [c.id, 'missing-post', b.id, draft.id, a.id, c.id];
+    const [found, statements] = await queries(() => env.services.posts.byIdsWithLikes(cast.as.alice, ids, NO_READS));
+    expect(statements).toBe(1);
+    expect(found.map((entry) => entry?.post.id ?? null)).toEqual([c.id, null, b.id, null, a.id, c.id]);
+    expect(found[2]?.likes).toBe(1);
+    // The statement refilled c, b and the draft: all served from the cache now (a missing
+    // post is not cached, so it alone would cost a statement again).
+    const existing = ids.filter((id) => id !== 'missing-post');
+    const [again, none] = await queries(() => env.services.posts.byIdsWithLikes(cast.as.editor, existing, NO_READS));
+    expect(none).toBe(0);
+    expect(again.map((entry) => entry?.post.id ?? null)).toEqual([c.id, b.id, draft.id, a.id, c.id]);
   });
 
   it('applies visibility after the cache: a cached draft stays hidden from others', async () => {
@@ -76,8 +95,8 @@ describe('post cache', () => {
     // ...the write commits and bumps the post's tag...
     await env.services.posts.update(cast.as.editor, post.id, { title: 'After' });
     // ...then the slow reader stores what it read under the versions it saw.
-    const stalePostCache = new PostCache(env.kv, env.versions, async () => staleRow);
-    await stalePostCache.readThrough(post.id, versionsBefore!);
+    const stalePostCache = new PostCache(env.kv, env.versions, async () => new Map([[post.id, staleRow!]]));
+    await stalePostCache.readThrough(new Map([[post.id, versionsBefore!]]));
     // The entry is there, but under old versions, so no one accepts it.
     expect(await env.kv.get(`post:${post.id}`)).toContain('"title":"' + post.title + '"');
     expect((await cache.get(post.id))?.post.title).toBe('After');
@@ -102,14 +121,14 @@ describe('post cache', () => {
     const post = await makePost(env, cast.editor);
     // SharedVersions over the in-memory store: the same code as over Redis.
     const versions = new SharedVersions(env.kv, () => {});
-    const cache = new PostCache(env.kv, versions, (id) => loadPostWithLikes(env.db, id));
+    const cache = new PostCache(env.kv, versions, (ids) => loadPostsWithLikes(env.db, ids));
     await cache.get(post.id); // claims versions and caches the row
     const versionsBefore = await cache.currentVersions(post.id);
     expect(versionsBefore).toHaveLength(3);
     const staleRow = await loadPostWithLikes(env.db, post.id);
     await env.db.domain.updateTable('posts').set({ title: 'Newer' }).where('id', '=', post.id).execute();
     await versions.bump([tags.post(post.id)]);
-    await new PostCache(env.kv, versions, async () => staleRow).readThrough(post.id, versionsBefore!);
+    await new PostCache(env.kv, versions, async () => new Map([[post.id, staleRow!]])).readThrough(new Map([[post.id, versionsBefore!]]));
     // The store drops the version key (LRU eviction, Redis maxmemory, TTL).
     await env.kv.delete(`v:${tags.post(post.id)}`);
     expect((await cache.get(post.id))?.post.title).toBe('Newer');
@@ -129,7 +148,7 @@ describe('post cache', () => {
     };
     const errors: unknown[] = [];
     const versions = new SharedVersions(broken, (err) => errors.push(err));
-    const cache = new PostCache(broken, versions, (id) => loadPostWithLikes(env.db, id), (err) => errors.push(err));
+    const cache = new PostCache(broken, versions, (ids) => loadPostsWithLikes(env.db, ids), (err) => errors.push(err));
     expect((await cache.get(post.id))?.post.id).toBe(post.id);
     expect(await cache.currentVersions(post.id)).toBeUndefined();
     await versions.bump([tags.post(post.id)]);

@@ -138,16 +138,13 @@ describe('batched reads', () => {
     });
   });
 
-  it('byIds and likesByPostIds answer in input order with one query each', async () => {
+  it('likesByPostIds answers in input order with one query', async () => {
     const p1 = await makePost(env, cast.alice);
     const p2 = await makePost(env, cast.bob);
     await env.services.reactions.add(cast.as.bob, p1.id, 'like');
     await env.services.reactions.add(cast.as.alice, p1.id, 'like');
     await env.services.reactions.add(cast.as.alice, p1.id, 'love');
-    let before = env.db.queryCount;
-    expect((await env.services.posts.byIds([p2.id, 'x', p1.id], NO_READS)).map((p) => p?.id)).toEqual([p2.id, undefined, p1.id]);
-    expect(env.db.queryCount - before).toBe(1);
-    before = env.db.queryCount;
+    const before = env.db.queryCount;
     expect(await env.services.posts.likesByPostIds([p2.id, p1.id, 'x'], NO_READS)).toEqual([0, 2, 0]);
     expect(env.db.queryCount - before).toBe(1);
   });

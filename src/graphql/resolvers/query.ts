@@ -10,13 +10,7 @@ export const Query: QueryResolvers = {
 
   posts: (_root, args, ctx) => ctx.services.posts.list(ctx.caller, page(args.limit, args.offset), ctx.reads),
 
-  post: async (_root, args, ctx) => {
-    const found = await ctx.services.posts.byIdWithLikes(ctx.caller, args.id, ctx.reads);
-    if (!found) return null;
-    // The cached entry carries the like count: `post(id) { likes }` needs no query.
-    ctx.loaders.likes.prime(found.post.id, found.likes);
-    return found.post;
-  },
+  post: async (_root, args, ctx) => (await ctx.loaders.postWithLikes.load(checkId('id', args.id)))?.post ?? null,
 
   books: (_root, args, ctx) => ctx.services.books.list(page(args.limit, args.offset), ctx.reads),
 
