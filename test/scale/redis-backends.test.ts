@@ -97,6 +97,60 @@ describe('RedisStore', () => {
     }
   });
 
+  it("sends one turn's calls of every store on a connection as one pipeline: writes in order, then one MGET of the distinct keys", async () => {
+    const client = await connect();
+    const [a, b] = [prefix(), prefix()];
+    const one = new RedisStore(client, a);
+    const two = new RedisStore(client, b);
+    await Promise.all([one.set('x', 'old', 10_000), two.set('x', 'two', 10_000)]);
+    const monitor = await client.duplicate().monitor();
+    const seen: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((arg) => arg.startsWith(a) || arg.startsWith(b))) seen.push(args.map((arg) => arg.replace(a, 'A:').replace(b, 'B:')));
+    });
+    try {
+      const answers = await Promise.all([
+        one.get('x'), // asked before the write of the same turn: sent after it, so it sees it
+        one.set('x', 'new', 10_000),
+        one.getMany(['x', 'y', 'x']),
+        two.getMany(['x', 'missing']),
+        one.setIfAbsent('x', 'refused', 10_000),
+        one.delete('y'),
+        two.get('x'),
+      ]);
+      expect(answers).toEqual(['new', undefined, ['new', undefined, 'new'], ['two', undefined], false, undefined, 'two']);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(seen.map((args) => args.slice(0, 2).map((arg, i) => (i === 0 ? arg.toLowerCase() : arg)))).toEqual([
+        ['set', 'A:x'],
+        ['set', 'A:x'],
+        ['del', 'A:y'],
+        ['mget', 'A:x'],
+      ]);
+      expect(seen.at(-1)!.slice(1)).toEqual(['A:x', 'A:y', 'B:x', 'B:missing']);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+
+  it("a turn's calls all fail at once while Redis is unreachable, and work again afterwards", async () => {
+    const server = await startRedis();
+    try {
+      const client = await connect(server.url);
+      const store = new RedisStore(client, prefix());
+      await store.set('k', 'v', 10_000);
+      await server.stop();
+      await eventually(() => !store.available, 5_000, 'the connection to drop');
+      const settled = await Promise.allSettled([store.get('k'), store.getMany(['k', 'l']), store.set('k', 'w', 10_000), store.incr('n', 10_000)]);
+      expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+      await server.start();
+      await eventually(() => store.available, 10_000, 'the connection to come back');
+      expect(await store.incr('n', 10_000)).toBe(1);
+      expect(await store.getMany(['k', 'n'])).toEqual([undefined, '1']);
+    } finally {
+      await server.destroy();
+    }
+  });
+
   it('incr in the same tick as another command on a fresh connection (one auto-pipeline) answers both', async () => {
     // The auto-pipeline a GET opens must already know the script: a pipeline made before
     // the script was defined has no method for it, and ioredis then throws an uncaught

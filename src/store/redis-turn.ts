@@ -1,0 +1,155 @@
+import type { ChainableCommander, Redis } from 'ioredis';
+
+/**
+ * The key-value commands of one event-loop turn, sent to Redis in one pipeline at the
+ * turn's check phase (docs/decisions.md, "one Redis pipeline per turn"): one write and
+ * one reply to parse instead of one per request. The reads of the turn become one MGET of
+ * their distinct keys, each caller taking its own; the increments become one INCRBY per
+ * key (`incr`). Other commands go in the order they were asked, before the MGET: a read
+ * sent after a write of the same turn sees it, as it would have one by one.
+ */
+export class TurnPipeline {
+  private commands: Queued[] = [];
+  private reads = new Map<string, number>();
+  private readers: Reader[] = [];
+  private increments = new Map<string, Increment>();
+  private scheduled = false;
+
+  private constructor(private readonly client: Redis) {
+    defineIncrementScript(client);
+  }
+
+  /** One per connection, so stores with different key prefixes share its turns. */
+  static of(client: Redis): TurnPipeline {
+    let turn = turns.get(client);
+    if (!turn) {
+      turn = new TurnPipeline(client);
+      turns.set(client, turn);
+    }
+    return turn;
+  }
+
+  /** The values of `keys` (null where missing), read in this turn's MGET. */
+  mget(keys: readonly string[]): Promise<(string | null)[]> {
+    return new Promise((resolve, reject) => {
+      this.schedule();
+      const at = keys.map((key) => {
+        let index = this.reads.get(key);
+        if (index === undefined) {
+          index = this.reads.size;
+          this.reads.set(key, index);
+        }
+        return index;
+      });
+      this.readers.push({ at, resolve, reject });
+    });
+  }
+
+  /**
+   * INCRBY and PEXPIRE in one small Lua script, atomic. The increments of one key in one
+   * turn are merged (the rate limit counts every request): one `INCRBY n` for n callers,
+   * each of whom gets its own count, `total - n + 1` to `total`, as n INCRs in a row
+   * would have given. The TTL restarts with each increment.
+   */
+  incr(key: string, ttlMs: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.schedule();
+      const pending = this.increments.get(key);
+      if (pending) {
+        pending.ttlMs = ttlMs;
+        pending.callers.push({ resolve, reject });
+      } else {
+        this.increments.set(key, { ttlMs, callers: [{ resolve, reject }] });
+      }
+    });
+  }
+
+  /** Any other command: `add` puts exactly one on the pipeline; resolves with its reply. */
+  command(add: (pipeline: ChainableCommander) => void): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.schedule();
+      this.commands.push({ add, resolve, reject });
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    const { commands, reads, readers, increments } = this;
+    this.commands = [];
+    this.reads = new Map();
+    this.readers = [];
+    this.increments = new Map();
+    this.scheduled = false;
+
+    const pipeline = this.client.pipeline() as ScriptedPipeline;
+    for (const { add } of commands) add(pipeline);
+    if (readers.length > 0) pipeline.mget([...reads.keys()]);
+    for (const [key, { ttlMs, callers }] of increments) pipeline.inkwellIncrBy(key, ttlMs, callers.length);
+
+    const failAll = (error: unknown) => {
+      for (const caller of [...commands, ...readers]) caller.reject(error);
+      for (const { callers } of increments.values()) callers.forEach((caller) => caller.reject(error));
+    };
+    pipeline.exec().then((results) => {
+      if (!results) return failAll(new Error('Redis answered no results'));
+      let i = 0;
+      for (const caller of commands) settle(caller, results[i++]);
+      if (readers.length > 0) {
+        const [error, values] = results[i++] ?? [new Error('Redis answered no result')];
+        for (const reader of readers) {
+          if (error) reader.reject(error);
+          else reader.resolve(reader.at.map((index) => (values as (string | null)[])[index] ?? null));
+        }
+      }
+      for (const { callers } of increments.values()) {
+        const [error, total] = results[i++] ?? [new Error('Redis answered no result')];
+        if (error) callers.forEach((caller) => caller.reject(error));
+        else callers.forEach((caller, k) => caller.resolve(Number(total) - callers.length + 1 + k));
+      }
+    }, failAll);
+  }
+}
+
+const turns = new WeakMap<Redis, TurnPipeline>();
+
+interface Settle<T> {
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+interface Queued extends Settle<unknown> {
+  readonly add: (pipeline: ChainableCommander) => void;
+}
+interface Reader extends Settle<(string | null)[]> {
+  readonly at: readonly number[];
+}
+interface Increment {
+  ttlMs: number;
+  readonly callers: Settle<number>[];
+}
+
+function settle(caller: Settle<unknown>, result: [Error | null, unknown] | undefined): void {
+  if (!result) caller.reject(new Error('Redis answered no result'));
+  else if (result[0]) caller.reject(result[0]);
+  else caller.resolve(result[1]);
+}
+
+const INCR_WITH_TTL = `local n = redis.call('INCRBY', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return n`;
+
+type ScriptedPipeline = ChainableCommander & { inkwellIncrBy(key: string, ttlMs: number, by: number): ChainableCommander };
+
+/**
+ * Defines the script as a command (EVALSHA; ioredis loads it on first use and after a
+ * Redis restart). It must be defined before the connection's first command: an
+ * auto-pipeline copies the commands defined when it opens, and calling one it lacks
+ * throws an uncaught TypeError inside ioredis (docs/decisions.md, 2026-11-25).
+ */
+function defineIncrementScript(client: Redis): void {
+  if (!('inkwellIncrBy' in client)) client.defineCommand('inkwellIncrBy', { numberOfKeys: 1, lua: INCR_WITH_TTL });
+}
