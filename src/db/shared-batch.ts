@@ -9,37 +9,49 @@
  * A caller's dependency versions were taken before it asked, so before the statement
  * runs (the race rule of src/domain/reads.ts holds).
  */
-export class SharedBatch<Row> {
-  private waiting: { resolve(rows: readonly Row[]): void; reject(error: unknown): void }[] = [];
-  private keys = new Set<string>();
+export class SharedBatch<Row, Group extends string | number = ''> {
+  /** Per group (a window's size, say: one statement takes one), the keys asked and who waits. */
+  private pending = new Map<Group, { keys: Set<string>; waiting: Waiter<Row>[] }>();
 
   constructor(
-    private readonly fetch: (keys: readonly string[]) => Promise<readonly Row[]>,
+    private readonly fetch: (keys: readonly string[], group: Group) => Promise<readonly Row[]>,
     /** At most this many keys in one statement; more are fetched by the next. */
     private readonly maxKeys = 100,
   ) {}
 
   /** The rows for `keys` (and perhaps for other callers' keys: pick yours by key). */
-  rows(keys: readonly string[]): Promise<readonly Row[]> {
-    if (this.keys.size + keys.length > this.maxKeys && this.keys.size > 0) this.flush();
-    return new Promise((resolve, reject) => {
-      if (this.waiting.length === 0) setImmediate(() => this.flush());
-      for (const key of keys) this.keys.add(key);
-      this.waiting.push({ resolve, reject });
-    });
+  rows(keys: readonly string[], group: Group = '' as Group): Promise<readonly Row[]> {
+    let batch = this.pending.get(group);
+    if (batch && batch.keys.size + keys.length > this.maxKeys) {
+      this.flush(group, batch);
+      batch = undefined;
+    }
+    if (!batch) {
+      if (this.pending.size === 0) setImmediate(() => this.flushAll());
+      batch = { keys: new Set(), waiting: [] };
+      this.pending.set(group, batch);
+    }
+    for (const key of keys) batch.keys.add(key);
+    const waiting = batch.waiting;
+    return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
   }
 
-  private flush(): void {
-    if (this.waiting.length === 0) return;
-    const waiting = this.waiting;
-    const keys = [...this.keys];
-    this.waiting = [];
-    this.keys = new Set();
-    settle(() => this.fetch(keys)).then(
+  private flushAll(): void {
+    for (const [group, batch] of this.pending) this.flush(group, batch);
+  }
+
+  private flush(group: Group, { keys, waiting }: { keys: Set<string>; waiting: Waiter<Row>[] }): void {
+    this.pending.delete(group);
+    settle(() => this.fetch([...keys], group)).then(
       (rows) => waiting.forEach((w) => w.resolve(rows)),
       (error: unknown) => waiting.forEach((w) => w.reject(error)),
     );
   }
+}
+
+interface Waiter<Row> {
+  resolve(rows: readonly Row[]): void;
+  reject(error: unknown): void;
 }
 
 /**

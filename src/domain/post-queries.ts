@@ -76,3 +76,21 @@ export function publishedPage(db: PostsDb) {
 
 /** PostgreSQL answers `exists` with a boolean, SQLite with 0 or 1. */
 export const isTrue = (value: unknown) => value === true || value === 1;
+
+/** Each author's newest `n` posts (published ones only, or drafts too), ranked per author. */
+export function authorsNewest(db: PostsDb, publishedOnly: boolean) {
+  return (authorIds: readonly string[], n: number) => {
+    let ranked = db
+      .selectFrom('posts')
+      .selectAll()
+      .select((eb) =>
+        eb.fn
+          .agg<number>('row_number')
+          .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
+          .as('rn'),
+      )
+      .where('author_id', 'in', authorIds);
+    if (publishedOnly) ranked = ranked.where('published', '=', 1);
+    return db.selectFrom(ranked.as('p')).selectAll().where('rn', '<=', n).orderBy('rn');
+  };
+}

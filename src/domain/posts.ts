@@ -5,9 +5,10 @@ import { can, canSeeUnpublished, isSelf, type Caller, type SignedInCaller } from
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
-import { draftAmong, isTrue, publishedPage, toPost, visibleIn } from './post-queries.js';
+import { authorsNewest, draftAmong, isTrue, publishedPage, toPost, visibleIn } from './post-queries.js';
 import { tags, type Reads } from './reads.js';
-import { SharedRead } from '../db/shared-batch.js';
+import { SharedBatch, SharedRead } from '../db/shared-batch.js';
+import { MAX_NAMED_PARAMETERS } from '../db/statement-names.js';
 import { statementsOf } from '../db/statements.js';
 import type { Page, Post } from './types.js';
 import {
@@ -55,10 +56,25 @@ export class PostService {
     this.statements.rows('publishedPosts', publishedPage(this.db), [n, limit, offset]),
   );
 
+  /**
+   * Authors' newest posts, drafts included or not, for every request at once, one
+   * statement per window size (src/db/shared-batch.ts): the same for every caller.
+   */
+  private readonly newestWindows = this.windows(false);
+  private readonly publishedWindows = this.windows(true);
+
   constructor(
     private readonly deps: DomainDeps,
     readonly cache: PostCache,
   ) {}
+
+  private windows(publishedOnly: boolean) {
+    const name = publishedOnly ? 'publishedByAuthors' : 'newestByAuthors';
+    return new SharedBatch(
+      (authorIds, count: number) => this.statements.rows(name, authorsNewest(this.db, publishedOnly), [authorIds, count]),
+      MAX_NAMED_PARAMETERS - 1,
+    );
+  }
 
   /** Writes through this handle are announced: each bumps the tags of what it changed. */
   private get db() {
@@ -141,23 +157,11 @@ export class PostService {
 
   /** Each author's newest `count` posts (published ones only, or all), newest first. */
   private async newestByAuthors(authorIds: readonly string[], count: number, publishedOnly: boolean): Promise<Map<string, PostRow[]>> {
-    const window = (list: readonly string[], n: number) => {
-      let ranked = this.db
-        .selectFrom('posts')
-        .selectAll()
-        .select((eb) =>
-          eb.fn
-            .agg<number>('row_number')
-            .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
-            .as('rn'),
-        )
-        .where('author_id', 'in', list);
-      if (publishedOnly) ranked = ranked.where('published', '=', 1);
-      return this.db.selectFrom(ranked.as('p')).selectAll().where('rn', '<=', n).orderBy('rn');
-    };
-    const rows = await this.statements.rows(publishedOnly ? 'publishedByAuthors' : 'newestByAuthors', window, [authorIds, count]);
+    const rows = await (publishedOnly ? this.publishedWindows : this.newestWindows).rows(authorIds, count);
+    const wanted = new Set(authorIds);
     const byAuthor = new Map<string, PostRow[]>();
     for (const { rn: _rn, ...row } of rows) {
+      if (!wanted.has(row.author_id)) continue; // another request's author, from the shared statement
       const own = byAuthor.get(row.author_id);
       if (own) own.push(row);
       else byAuthor.set(row.author_id, [row]);

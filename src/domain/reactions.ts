@@ -7,6 +7,8 @@ import { newId, nowIso } from './ids.js';
 import type { PostCache } from './post-cache.js';
 import { isVisible } from './posts.js';
 import { tags, type Reads } from './reads.js';
+import { SharedBatch } from '../db/shared-batch.js';
+import { MAX_NAMED_PARAMETERS } from '../db/statement-names.js';
 import { statementsOf } from '../db/statements.js';
 import type { Page, Reaction } from './types.js';
 import { checkId, checkPage, checkReactionType, isForeignKeyViolation, isUniqueViolation } from './validate.js';
@@ -16,6 +18,27 @@ export function toReaction(row: ReactionRow): Reaction {
 }
 
 export class ReactionService {
+  /** Reaction pages of posts for every request at once, one statement per page (src/db/shared-batch.ts): the same for every caller. */
+  private readonly pages = new SharedBatch((postIds, page: string) => {
+    const [after, end] = page.split(':').map(Number) as [number, number];
+    return statementsOf(this.db).rows('reactionsByPosts', this.window, [postIds, after, end]);
+  }, MAX_NAMED_PARAMETERS - 2);
+
+  /** Ranks `list`'s reactions per post, newest first, and keeps ranks `after` + 1 to `end`. */
+  private readonly window = (list: readonly string[], after: number, end: number) => {
+    const ranked = this.db
+      .selectFrom('reactions')
+      .selectAll()
+      .select((eb) =>
+        eb.fn
+          .agg<number>('row_number')
+          .over((ob) => ob.partitionBy('post_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
+          .as('rn'),
+      )
+      .where('post_id', 'in', list);
+    return this.db.selectFrom(ranked.as('r')).selectAll().where('rn', '>', after).where('rn', '<=', end).orderBy('rn');
+  };
+
   constructor(
     private readonly deps: DomainDeps,
     private readonly posts: PostCache,
@@ -31,21 +54,9 @@ export class ReactionService {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (postIds.length === 0) return [];
     const unique = [...new Set(postIds)];
-    const window = (list: readonly string[], after: number, end: number) => {
-      const ranked = this.db
-        .selectFrom('reactions')
-        .selectAll()
-        .select((eb) =>
-          eb.fn
-            .agg<number>('row_number')
-            .over((ob) => ob.partitionBy('post_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
-            .as('rn'),
-        )
-        .where('post_id', 'in', list);
-      return this.db.selectFrom(ranked.as('r')).selectAll().where('rn', '>', after).where('rn', '<=', end).orderBy('rn');
-    };
-    const rows = await reads.read(unique.map(tags.reactions), () => statementsOf(this.db).rows('reactionsByPosts', window, [unique, offset, offset + limit]));
+    const rows = await reads.read(unique.map(tags.reactions), () => this.pages.rows(unique, `${offset}:${offset + limit}`));
     const grouped = new Map<string, Reaction[]>(unique.map((id) => [id, []]));
+    // Rows of other requests' posts (the statement is shared) have no group here.
     for (const { rn: _rn, ...row } of rows) grouped.get(row.post_id)?.push(toReaction(row));
     return postIds.map((id) => grouped.get(id) ?? []);
   }

@@ -113,6 +113,38 @@ describe('the posts list', () => {
 });
 
 describe('batched reads', () => {
+  it('concurrent byAuthors and reactions callers share one statement per page size, each getting only its own', async () => {
+    const alices = [await makePost(env, cast.alice, { title: 'a0' }), await makePost(env, cast.alice, { title: 'a1' })];
+    const bobs = await makePost(env, cast.bob, { title: 'b0' });
+    const draft = await makePost(env, cast.bob, { title: 'b1', published: false });
+    await env.services.reactions.add(cast.as.bob, alices[0]!.id, 'like');
+    await env.services.reactions.add(cast.as.alice, bobs.id, 'love');
+    let before = env.db.queryCount;
+    const [ofAlice, ofBob, ofBobAsBob, bigger] = await Promise.all([
+      env.services.posts.byAuthors(ANONYMOUS, [cast.alice.id], { limit: 2, offset: 0 }, NO_READS),
+      env.services.posts.byAuthors(ANONYMOUS, [cast.bob.id], { limit: 2, offset: 0 }, NO_READS),
+      env.services.posts.byAuthors(cast.as.bob, [cast.bob.id], { limit: 2, offset: 0 }, NO_READS),
+      env.services.posts.byAuthors(ANONYMOUS, [cast.bob.id], { limit: 3, offset: 0 }, NO_READS),
+    ]);
+    // Page size 2: one statement for both authors; size 3: one of its own; and one for the
+    // published posts of bob, whose draft the anonymous callers may not see (sizes 2 and 3).
+    expect(env.db.queryCount - before).toBe(4);
+    expect(ofAlice.map((posts) => posts.map((p) => p.title))).toEqual([['a1', 'a0']]);
+    expect(ofBob.map((posts) => posts.map((p) => p.title))).toEqual([['b0']]);
+    expect(ofBobAsBob.map((posts) => posts.map((p) => p.title))).toEqual([[draft.title, 'b0']]);
+    expect(bigger).toEqual(ofBob);
+
+    before = env.db.queryCount;
+    const page = { limit: 5, offset: 0 };
+    const [first, second] = await Promise.all([
+      env.services.reactions.byPosts([alices[0]!.id], page, NO_READS),
+      env.services.reactions.byPosts([bobs.id, alices[1]!.id], page, NO_READS),
+    ]);
+    expect(env.db.queryCount - before).toBe(1);
+    expect(first.map((list) => list.map((r) => r.type))).toEqual([['like']]);
+    expect(second.map((list) => list.map((r) => r.type))).toEqual([['love'], []]);
+  });
+
   it('byAuthors pages each author separately in one query (two when a draft on the page is hidden)', async () => {
     const a: Post[] = [];
     const b: Post[] = [];

@@ -36,6 +36,30 @@ describe('SharedBatch', () => {
     expect(fetches.at(-1)).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
+  it('keeps groups apart: one fetch per group in a turn, each with its own keys and key limit', async () => {
+    const fetches: [number, string[]][] = [];
+    const batch = new SharedBatch(async (keys, size: number) => {
+      fetches.push([size, [...keys]]);
+      return keys.map((key) => ({ key, size }));
+    }, 3);
+    const [five, ten, fiveAgain, tenMore] = await Promise.all([
+      batch.rows(['a', 'b'], 5),
+      batch.rows(['a'], 10),
+      batch.rows(['c'], 5),
+      batch.rows(['b', 'c', 'd'], 10),
+    ]);
+    // 'b', 'c', 'd' would take group 10 past three keys: its pending fetch goes first.
+    expect(fetches).toEqual([
+      [10, ['a']],
+      [5, ['a', 'b', 'c']],
+      [10, ['b', 'c', 'd']],
+    ]);
+    expect(five).toBe(fiveAgain);
+    expect(five.every((row) => row.size === 5)).toBe(true);
+    expect(ten.map((row) => row.key)).toEqual(['a']);
+    expect(tenMore.map((row) => row.key)).toEqual(['b', 'c', 'd']);
+  });
+
   it('a failed fetch fails every caller that shared it, and the next turn fetches again', async () => {
     let fail = true;
     const { batch, fetches } = recorded((keys) => {
