@@ -160,7 +160,7 @@ export class PostService {
     const rows = await (publishedOnly ? this.publishedWindows : this.newestWindows).rows(authorIds, count);
     const wanted = new Set(authorIds);
     const byAuthor = new Map<string, PostRow[]>();
-    for (const { rn: _rn, ...row } of rows) {
+    for (const row of rows) {
       if (!wanted.has(row.author_id)) continue; // another request's author, from the shared statement
       const own = byAuthor.get(row.author_id);
       if (own) own.push(row);

@@ -57,7 +57,7 @@ export class ReactionService {
     const rows = await reads.read(unique.map(tags.reactions), () => this.pages.rows(unique, `${offset}:${offset + limit}`));
     const grouped = new Map<string, Reaction[]>(unique.map((id) => [id, []]));
     // Rows of other requests' posts (the statement is shared) have no group here.
-    for (const { rn: _rn, ...row } of rows) grouped.get(row.post_id)?.push(toReaction(row));
+    for (const row of rows) grouped.get(row.post_id)?.push(toReaction(row));
     return postIds.map((id) => grouped.get(id) ?? []);
   }
 
