@@ -12,6 +12,7 @@ import { ResponseCache } from './graphql/cache/response-cache.js';
 import { graphqlHttpRoutes, methodNotAllowed } from './graphql/http/route.js';
 import { PersistedQueries, loadManifest } from './graphql/operation/persisted.js';
 import { OperationPipeline } from './graphql/operation/pipeline.js';
+import { HeavyLine } from './graphql/operation/heavy.js';
 import { RequestPreparer } from './graphql/operation/request.js';
 import { createSubscriptionResolvers } from './graphql/resolvers/subscription.js';
 import { buildSchema } from './graphql/schema.js';
@@ -70,7 +71,8 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   const persisted = new PersistedQueries(backends.counters, config.persistedQueries, manifest);
 
   const responseCache = config.responseCacheBytes > 0 ? new ResponseCache(backends.versions, config.responseCacheBytes) : undefined;
-  const preparer = new RequestPreparer(pipeline, persisted, responseCache);
+  const heavy = new HeavyLine(config.heavy.minCost, config.heavy.concurrency);
+  const preparer = new RequestPreparer(pipeline, persisted, responseCache, heavy);
 
   const observability = new Observability({ env: config.env, metricsToken: config.metricsToken });
 
@@ -98,6 +100,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   setNotFound(app, { '/graphql': methodNotAllowed });
   await app.register(observability.plugin); // observability: GET /metrics, app.metrics, request.observation
   observability.metrics.watchPool(() => backends.db.poolUse()); // observability:
+  observability.metrics.watchHeavy(() => heavy.stats); // observability:
   await app.register(healthRoutes, backends);
   const auth = await setupAuth(app, { config, backends, services });
   if (!config.isProduction) await app.register(graphiqlAssetsPlugin);

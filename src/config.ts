@@ -38,6 +38,9 @@ const baseSchema = z.object({
   RATE_LIMIT_WINDOW_MS: intFrom(1, 86_400_000).default(60_000),
   QUERY_MAX_DEPTH: intFrom(1, 1000).default(7),
   QUERY_MAX_COMPLEXITY: intFrom(1, 100_000_000).default(1000),
+  /** Operations costing at least this take turns, QUERY_HEAVY_CONCURRENCY at once (docs/limits.md). */
+  QUERY_HEAVY_COST: intFrom(1, 100_000_000).default(500),
+  QUERY_HEAVY_CONCURRENCY: intFrom(1, 1024).default(1),
   PERSISTED_QUERIES: z.enum(['on', 'only', 'off']).default('on'),
   PERSISTED_QUERIES_MANIFEST: z.string().min(1).optional(),
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
@@ -119,6 +122,8 @@ export interface Config {
   bcryptConcurrency: number | undefined;
   rateLimit: { max: number; windowMs: number };
   limits: { maxDepth: number; maxComplexity: number; maxTokens: number; maxAliases: number };
+  /** Operations of at least `minCost` execute `concurrency` at a time (docs/limits.md). */
+  heavy: { minCost: number; concurrency: number };
   persistedQueries: 'on' | 'only' | 'off';
   /** A trusted-documents file served in every mode (the allow-list in `only`). */
   persistedQueriesManifest: string | undefined;
@@ -200,6 +205,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxTokens: 2000,
       maxAliases: 30,
     },
+    heavy: { minCost: e.QUERY_HEAVY_COST, concurrency: e.QUERY_HEAVY_CONCURRENCY },
     persistedQueries: e.PERSISTED_QUERIES,
     persistedQueriesManifest: e.PERSISTED_QUERIES_MANIFEST,
     trustProxy: e.TRUST_PROXY === 'true',

@@ -6,6 +6,8 @@
  * - mixed traffic (bench/mixed/mix.mjs) with 0, 2 and 10 % writes, Inkwell's response
  *   cache on, then off (RESPONSE_CACHE_MB=0); targets 0 % ≥ 3×, 2 % ≥ 2×, cache off ≥ 1×;
  * - the nested query uncached (Inkwell with RESPONSE_CACHE_MB=0), target ≥ 0.5×;
+ * - the mix (0 % writes, cache off) on 45 connections beside the nested query on 5: does
+ *   a heavy request hold up the light ones? The row is the mix's; its p99 < 50 ms;
  * - Inkwell on PostgreSQL + Redis ÷ Inkwell on SQLite for each mix, target ≥ 0.6×;
  * - Inkwell's p99 < 50 ms in every row.
  *
@@ -44,6 +46,8 @@ const ACCOUNTS = Number(process.env.BENCH_MIXED_ACCOUNTS ?? 40);
 const SIGNED_IN = Number(process.env.BENCH_MIXED_SIGNED_IN ?? 0.4);
 
 const P99_MAX_MS = 50;
+/** Connections of the nested query beside the mix (of LOAD_DEFAULTS.connections in all). */
+const BESIDE_NESTED = 5;
 const NESTED_QUERY = '{ users(limit: 100) { posts(limit: 10) { author { id name } } } }';
 /** Issue 11's targets, Inkwell ÷ reference. */
 const target = (cache, writes) => (cache === 'off' ? 1 : { 0: 3, 2: 2 }[writes]);
@@ -93,6 +97,7 @@ export async function runMixed(ctx = {}) {
         }
         if (wantNested && cache === 'off') {
           for (const b of backends) rows.push(await measureNested({ b, load }));
+          if (wantMixed) for (const b of backends) rows.push(await measureBeside({ b, load }));
         }
       } finally {
         for (const b of backends) await b.inkwell?.stop();
@@ -212,6 +217,47 @@ async function measureNested({ b, load }) {
     rounds.push({ service: inkwell, ceiling: reference, ratio: inkwell.rps / reference.rps });
   }
   return row({ table: 'reference', scenario: name, rounds, target: NESTED_TARGET, sides: ['Inkwell', 'reference'] });
+}
+
+/**
+ * The mix (read-only, signed-in share as usual) on all but BESIDE_NESTED connections
+ * while those send the nested query, each implementation uncached. The row shows the
+ * mix: its rate as a ratio and its p99 against the target; the notes give the nested
+ * query's rate and p99 beside it. Server CPU is not split between the two.
+ */
+async function measureBeside({ b, load }) {
+  const name = `mixed 0 % writes beside the nested query on ${BESIDE_NESTED} connections, cache off — ${b.label}`;
+  const body = JSON.stringify({ query: NESTED_QUERY });
+  const connections = load.connections - BESIDE_NESTED;
+  const both = async (server) => {
+    const tokens = await b.tokens(b.inkwell);
+    const [mix, nested] = await Promise.all([
+      runTraffic({ ...load, connections, data: b.data, tokens, signedInShare: SIGNED_IN, url: server.graphqlUrl }),
+      runLoad({ ...load, connections: BESIDE_NESTED, url: server.graphqlUrl, body }),
+    ]);
+    return { ...mix, nested };
+  };
+  const rounds = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    log(`${name}: round ${round + 1}/${ROUNDS}, reference then Inkwell`);
+    await waitForQuiet(quiet(name));
+    const reference = await both(b.reference);
+    await waitForIdle(b.reference.child.pid);
+    await waitForQuiet(quiet(name));
+    const inkwell = await both(b.inkwell);
+    await waitForIdle(b.inkwell.child.pid);
+    log(`${name}: Inkwell ${Math.round(inkwell.rps)} req/s (p99 ${inkwell.p99} ms), reference ${Math.round(reference.rps)} req/s (p99 ${reference.p99} ms)`);
+    rounds.push({ service: inkwell, ceiling: reference, ratio: inkwell.rps / reference.rps });
+  }
+  const result = row({ table: 'reference', scenario: name, rounds, target: undefined, sides: ['Inkwell', 'reference'] });
+  const median = rounds.find((r) => r.service === result.service);
+  const nestedNote = (who, r) => `${who} nested ${Math.round(r.nested.rps)} req/s, p50 ${r.nested.p50} ms, p99 ${r.nested.p99} ms`;
+  const problems = rounds.flatMap((r) => [...problemsOf('Inkwell nested', r.service.nested), ...problemsOf('reference nested', r.ceiling.nested)]);
+  return {
+    ...result,
+    ...(problems.length > 0 ? { pass: false } : {}),
+    notes: [nestedNote('Inkwell', median.service), nestedNote('reference', median.ceiling), ...new Set(problems), result.notes].filter(Boolean).join('; '),
+  };
 }
 
 /** The round with the median ratio, with p99 target and notes; any wrong answer makes the row fail. */

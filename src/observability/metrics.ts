@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolUse } from '../db/pool-use.js';
+import type { HeavyStats } from '../graphql/operation/heavy.js';
 import { processRegistry } from './process-metrics.js';
 
 /**
@@ -121,6 +122,31 @@ export class Metrics {
       },
     });
     new Gauge({ name: 'inkwell_db_pool_waiting', help: 'Queries or transactions waiting for a database connection', registers, collect() { this.set(use().waiting); } });
+  }
+
+  /** The heavy operations' line (src/graphql/operation/heavy.ts), read at scrape time. */
+  watchHeavy(stats: () => HeavyStats): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'inkwell_graphql_heavy_operations',
+      help: 'Heavy operations (cost at least QUERY_HEAVY_COST), by state (running or waiting for their turn)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const { running, waiting } = stats();
+        this.set({ state: 'running' }, running);
+        this.set({ state: 'waiting' }, waiting);
+      },
+    });
+    new Counter({
+      name: 'inkwell_graphql_heavy_waits_total',
+      help: 'Heavy operations that waited for their turn',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().waited);
+      },
+    });
   }
 
   /** The Prometheus text exposition: the process's default metrics, then this app's. */

@@ -44,6 +44,8 @@ describe('metrics in development', () => {
       inkwell_db_pool_max: 'gauge',
       inkwell_db_pool_connections: 'gauge',
       inkwell_db_pool_waiting: 'gauge',
+      inkwell_graphql_heavy_operations: 'gauge',
+      inkwell_graphql_heavy_waits_total: 'counter',
       nodejs_eventloop_lag_seconds: 'gauge',
       nodejs_eventloop_lag_p99_seconds: 'gauge',
     });

@@ -44,6 +44,12 @@ export interface PreparedOperation {
   readonly key: string;
 }
 
+/** A prepared operation with the cost it has with the request's variables (docs/limits.md). */
+export interface CheckedOperation {
+  readonly operation: PreparedOperation;
+  readonly cost: number;
+}
+
 interface DocumentEntry {
   readonly document: DocumentNode | undefined;
   readonly errors: readonly GraphQLError[] | undefined;
@@ -81,21 +87,25 @@ export class OperationPipeline {
     ];
   }
 
-  /** Throws RequestError (a 4xx with no data) for anything that must not execute. */
+  /** The operation and its cost with these variables; throws RequestError (a 4xx with no data) for anything that must not execute. */
   prepare(
     query: string,
     operationName: string | null | undefined,
     variables: Record<string, unknown> | null | undefined,
-  ): PreparedOperation {
+  ): CheckedOperation {
     // observability: the `graphql.prepare` span (parse, validate, compile; short when cached).
-    return withSpan('graphql.prepare', (span) => traced(span, this.prepareNow(query, operationName, variables)));
+    return withSpan('graphql.prepare', (span) => {
+      const checked = this.prepareNow(query, operationName, variables);
+      traced(span, checked.operation);
+      return checked;
+    });
   }
 
   private prepareNow(
     query: string,
     operationName: string | null | undefined,
     variables: Record<string, unknown> | null | undefined,
-  ): PreparedOperation {
+  ): CheckedOperation {
     const entry = this.entryFor(query);
     if (entry.errors) throw new RequestError(entry.errors);
     const name = operationName ?? '';
@@ -105,8 +115,7 @@ export class OperationPipeline {
       entry.operations.set(name, operation);
     }
     if (operation instanceof RequestError) throw operation;
-    this.checkCost(entry, operation, variables);
-    return operation;
+    return { operation, cost: this.checkCost(entry, operation, variables) };
   }
 
   private entryFor(query: string): DocumentEntry {
@@ -155,7 +164,7 @@ export class OperationPipeline {
     return { document, operationName, operationType: ast.operation, compiled, key: `${operationName ?? ''}\u0000${query}` };
   }
 
-  private checkCost(entry: DocumentEntry, operation: PreparedOperation, variables: Record<string, unknown> | null | undefined): void {
+  private checkCost(entry: DocumentEntry, operation: PreparedOperation, variables: Record<string, unknown> | null | undefined): number {
     const name = operation.operationName ?? '';
     let cost = entry.costs.get(name);
     if (cost === undefined) {
@@ -166,6 +175,7 @@ export class OperationPipeline {
     if (actual > this.options.limits.maxComplexity) {
       throw new RequestError([complexityError(actual, this.options.limits.maxComplexity)]);
     }
+    return actual;
   }
 
   private cost(entry: DocumentEntry, operation: PreparedOperation, variables: Record<string, unknown> | null | undefined): number {

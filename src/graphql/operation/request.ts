@@ -7,6 +7,7 @@ import { createContext } from '../context.js';
 import { requestError } from './errors.js';
 import { assertNesting } from './nesting.js';
 import type { PersistedQueries } from './persisted.js';
+import type { HeavyLine } from './heavy.js';
 import type { OperationPipeline, PreparedOperation } from './pipeline.js';
 import { nextSlice } from './slices.js';
 
@@ -35,6 +36,8 @@ export interface PreparedRequest {
   readonly caller: Caller;
   /** Where an error-free result is stored; undefined when it is not cached. */
   readonly cacheSlot: CacheSlot | undefined;
+  /** The line a heavy operation waits in for its turn (./heavy.ts); undefined for the others. */
+  readonly line: HeavyLine | undefined;
 }
 
 /** A cached response (its JSON text) of the operation, or the request to execute. */
@@ -45,6 +48,7 @@ export class RequestPreparer {
     private readonly pipeline: OperationPipeline,
     private readonly persisted: PersistedQueries,
     private readonly cache: ResponseCache | undefined,
+    private readonly heavy: HeavyLine,
   ) {}
 
   /** Throws RequestError (a refusal with its status and code) for anything that must not execute. */
@@ -52,12 +56,13 @@ export class RequestPreparer {
     assertNesting(params.variables, 'variables');
     assertNesting(params.extensions, 'extensions');
     const resolved = await this.persisted.resolve(params.query, params.extensions);
-    const operation = this.pipeline.prepare(resolved.query, params.operationName, params.variables);
+    const { operation, cost } = this.pipeline.prepare(resolved.query, params.operationName, params.variables);
     checkTransport(operation, transport);
     if (resolved.registerAs) await this.persisted.register(resolved.registerAs, resolved.query);
     const found = this.cache && operation.operationType === 'query' ? await this.cache.lookup(operation, params.variables, caller) : undefined;
     if (found && 'body' in found) return { cached: found.body, operation };
-    return { prepared: { operation, variables: params.variables, caller, cacheSlot: found } };
+    const line = this.heavy.isHeavy(cost) ? this.heavy : undefined;
+    return { prepared: { operation, variables: params.variables, caller, cacheSlot: found, line } };
   }
 }
 
@@ -76,9 +81,14 @@ function checkTransport(operation: PreparedOperation, transport: Transport): voi
  * one runs with the slot's recording caller and dependency recorder (src/graphql/cache/).
  *
  * It starts in a slice of the event loop's check phase (./slices.ts), so that under load
- * one loop iteration never runs every pending execution back to back.
+ * one loop iteration never runs every pending execution back to back; a heavy one
+ * first waits for its turn (./heavy.ts).
  */
-export async function execute(prepared: PreparedRequest, services: Services): Promise<ExecutionResult> {
+export function execute(prepared: PreparedRequest, services: Services): Promise<ExecutionResult> {
+  return prepared.line ? prepared.line.run(() => executeNow(prepared, services)) : executeNow(prepared, services);
+}
+
+async function executeNow(prepared: PreparedRequest, services: Services): Promise<ExecutionResult> {
   await nextSlice();
   const slot = prepared.cacheSlot;
   const context = slot ? createContext(services, slot.scope.caller, slot.recorder) : createContext(services, prepared.caller);
