@@ -42,11 +42,6 @@ export async function loadPostsWithLikes(db: Db, ids: readonly string[]): Promis
   return new Map(rows.map(({ likes, ...post }) => [post.id, { post: toPost(post), likes: Number(likes ?? 0) }]));
 }
 
-/** One post with its like count; null when it does not exist. */
-export async function loadPostWithLikes(db: Db, id: string): Promise<PostWithLikes | null> {
-  return (await loadPostsWithLikes(db, [id])).get(id) ?? null;
-}
-
 export function visibleIn(scope: readonly string[]) {
   return (eb: ExpressionBuilder<Database, 'posts'>) =>
     scope.length > 0 ? eb.or([eb('published', '=', 1), eb('author_id', 'in', scope)]) : eb('published', '=', 1);

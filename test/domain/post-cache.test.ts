@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { ANONYMOUS } from '../../src/domain/caller.js';
 import { PostCache } from '../../src/domain/post-cache.js';
-import { loadPostsWithLikes, loadPostWithLikes } from '../../src/domain/post-queries.js';
+import { loadPostsWithLikes } from '../../src/domain/post-queries.js';
 import { NO_READS, tags } from '../../src/domain/reads.js';
 import type { KeyValueStore } from '../../src/store/kv.js';
 import { SharedVersions } from '../../src/store/versions.js';
@@ -91,11 +91,11 @@ describe('post cache', () => {
     // The reader takes the versions before the write...
     const versionsBefore = await cache.currentVersions(post.id);
     expect(versionsBefore).toBeDefined();
-    const staleRow = await loadPostWithLikes(env.db, post.id);
+    const staleRows = await loadPostsWithLikes(env.db, [post.id]);
     // ...the write commits and bumps the post's tag...
     await env.services.posts.update(cast.as.editor, post.id, { title: 'After' });
     // ...then the slow reader stores what it read under the versions it saw.
-    const stalePostCache = new PostCache(env.kv, env.versions, async () => new Map([[post.id, staleRow!]]));
+    const stalePostCache = new PostCache(env.kv, env.versions, async () => staleRows);
     await stalePostCache.readThrough(new Map([[post.id, versionsBefore!]]));
     // The entry is there, but under old versions, so no one accepts it.
     expect(await env.kv.get(`post:${post.id}`)).toContain('"title":"' + post.title + '"');
@@ -125,10 +125,10 @@ describe('post cache', () => {
     await cache.get(post.id); // claims versions and caches the row
     const versionsBefore = await cache.currentVersions(post.id);
     expect(versionsBefore).toHaveLength(3);
-    const staleRow = await loadPostWithLikes(env.db, post.id);
+    const staleRows = await loadPostsWithLikes(env.db, [post.id]);
     await env.db.domain.updateTable('posts').set({ title: 'Newer' }).where('id', '=', post.id).execute();
     await versions.bump([tags.post(post.id)]);
-    await new PostCache(env.kv, versions, async () => new Map([[post.id, staleRow!]])).readThrough(new Map([[post.id, versionsBefore!]]));
+    await new PostCache(env.kv, versions, async () => staleRows).readThrough(new Map([[post.id, versionsBefore!]]));
     // The store drops the version key (LRU eviction, Redis maxmemory, TTL).
     await env.kv.delete(`v:${tags.post(post.id)}`);
     expect((await cache.get(post.id))?.post.title).toBe('Newer');

@@ -5,9 +5,9 @@ import type { CacheSlot, ResponseCache } from '../cache/response-cache.js';
 import { traceExecute } from '../../observability/tracing.js';
 import { createContext } from '../context.js';
 import { requestError } from './errors.js';
+import type { HeavyLine } from './heavy.js';
 import { assertNesting } from './nesting.js';
 import type { PersistedQueries } from './persisted.js';
-import type { HeavyLine } from './heavy.js';
 import type { OperationPipeline, PreparedOperation } from './pipeline.js';
 import { nextSlice } from './slices.js';
 
