@@ -1,4 +1,4 @@
-import type { ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Database, PostRow } from '../db/schema.js';
 import { statementsOf } from '../db/statements.js';
@@ -72,20 +72,25 @@ export function publishedPage(db: PostsDb) {
 /** PostgreSQL answers `exists` with a boolean, SQLite with 0 or 1. */
 export const isTrue = (value: unknown) => value === true || value === 1;
 
-/** Each author's newest `n` posts (published ones only, or drafts too), ranked per author. */
-export function authorsNewest(db: PostsDb, publishedOnly: boolean) {
-  return (authorIds: readonly string[], n: number) => {
-    let ranked = db
-      .selectFrom('posts')
-      .selectAll()
-      .select((eb) =>
-        eb.fn
-          .agg<number>('row_number')
-          .over((ob) => ob.partitionBy('author_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
-          .as('rn'),
-      )
-      .where('author_id', 'in', authorIds);
-    if (publishedOnly) ranked = ranked.where('published', '=', 1);
-    return db.selectFrom(ranked.as('p')).selectAll().where('rn', '<=', n).orderBy('rn');
-  };
+/**
+ * Each author's newest `n` posts (published ones only, or drafts too), grouped by author
+ * in the order given, newest first. Each author's posts are read through the
+ * (author_id, created_at) index and stop at `n`, however many the author has: a window
+ * over all their posts read every one (docs/decisions.md, 2026-11-26). The authors go
+ * as one JSON parameter, so any number of them is one statement text.
+ */
+export function authorsNewest(db: Db, authorIds: readonly string[], n: number, publishedOnly: boolean): Promise<PostRow[]> {
+  const authors = JSON.stringify(authorIds);
+  const published = publishedOnly ? sql` and q.published = 1` : sql``;
+  const query =
+    db.dialect === 'postgres'
+      ? sql<PostRow>`select p.* from json_array_elements_text(${authors}::json) with ordinality as a(author_id, k)
+          cross join lateral (select * from posts as q where q.author_id = a.author_id${published}
+            order by q.created_at desc, q.id desc limit ${n}) as p
+          order by a.k, p.created_at desc, p.id desc`
+      : sql<PostRow>`select p.* from json_each(${authors}) as a
+          join posts as p on p.rowid in (select q.rowid from posts as q where q.author_id = a.value${published}
+            order by q.created_at desc, q.id desc limit ${n})
+          order by a.key, p.created_at desc, p.id desc`;
+  return query.execute(db.domain).then((result) => result.rows);
 }

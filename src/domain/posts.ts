@@ -8,7 +8,6 @@ import type { PostCache, PostWithLikes } from './post-cache.js';
 import { authorsNewest, draftAmong, isTrue, publishedPage, toPost, visibleIn } from './post-queries.js';
 import { tags, type Reads } from './reads.js';
 import { SharedBatch, SharedRead } from '../db/shared-batch.js';
-import { MAX_NAMED_PARAMETERS } from '../db/statement-names.js';
 import { statementsOf } from '../db/statements.js';
 import type { Page, Post } from './types.js';
 import {
@@ -69,11 +68,7 @@ export class PostService {
   ) {}
 
   private windows(publishedOnly: boolean) {
-    const name = publishedOnly ? 'publishedByAuthors' : 'newestByAuthors';
-    return new SharedBatch(
-      (authorIds, count: number) => this.statements.rows(name, authorsNewest(this.db, publishedOnly), [authorIds, count]),
-      MAX_NAMED_PARAMETERS - 1,
-    );
+    return new SharedBatch((authorIds, count: number) => authorsNewest(this.deps.db, authorIds, count, publishedOnly));
   }
 
   /** Writes through this handle are announced: each bumps the tags of what it changed. */
