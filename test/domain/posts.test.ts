@@ -145,6 +145,23 @@ describe('batched reads', () => {
     expect(second.map((list) => list.map((r) => r.type))).toEqual([['love'], []]);
   });
 
+  it("byAuthors takes each author's newest by time, ties broken by id, among many posts", async () => {
+    const rows = Array.from({ length: 40 }, (_, i) => {
+      const id = `many-${String(i).padStart(2, '0')}`;
+      // Ten share the newest time; the rest are older, one second apart.
+      const created = i < 10 ? '2030-01-01T00:00:00.000Z' : `2029-01-01T00:00:${String(i).padStart(2, '0')}.000Z`;
+      return { id, author_id: cast.alice.id, title: id, content: null, published: i === 7 ? 0 : 1, tags: null, created_at: created, updated_at: created };
+    });
+    await env.db.domain.insertInto('posts').values(rows).execute();
+    const [asAlice, asOther] = await Promise.all([
+      env.services.posts.byAuthors(cast.as.alice, [cast.alice.id, cast.bob.id], { limit: 5, offset: 3 }, NO_READS),
+      env.services.posts.byAuthors(ANONYMOUS, [cast.bob.id, cast.alice.id], { limit: 5, offset: 3 }, NO_READS),
+    ]);
+    expect(asAlice.map((posts) => posts.map((p) => p.id))).toEqual([['many-06', 'many-05', 'many-04', 'many-03', 'many-02'], []]);
+    // Her draft (many-07) is hidden from others: her published posts page on without it.
+    expect(asOther.map((posts) => posts.map((p) => p.id))).toEqual([[], ['many-05', 'many-04', 'many-03', 'many-02', 'many-01']]);
+  });
+
   it('byAuthors pages each author separately in one query (two when a draft on the page is hidden)', async () => {
     const a: Post[] = [];
     const b: Post[] = [];
