@@ -1,6 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolUse } from '../db/pool-use.js';
-import type { HeavyStats } from '../graphql/operation/heavy.js';
 import { processRegistry } from './process-metrics.js';
 
 /**
@@ -125,7 +124,7 @@ export class Metrics {
   }
 
   /** The heavy operations' line (src/graphql/operation/heavy.ts), read at scrape time. */
-  watchHeavy(stats: () => HeavyStats): void {
+  watchHeavy(stats: () => { running: number; waiting: number; waited: number }): void {
     const registers = [this.registry];
     new Gauge({
       name: 'inkwell_graphql_heavy_operations',
