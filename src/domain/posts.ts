@@ -57,7 +57,7 @@ export class PostService {
 
   /**
    * Authors' newest posts, drafts included or not, for every request at once, one
-   * statement per window size (src/db/shared-batch.ts): the same for every caller.
+   * statement per page size (src/db/shared-batch.ts): the same for every caller.
    */
   private readonly newestWindows = this.windows(false);
   private readonly publishedWindows = this.windows(true);
