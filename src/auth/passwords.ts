@@ -36,30 +36,6 @@ export function costOf(hash: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** A small FIFO gate: at most `limit` async tasks at once, the rest wait in order. */
-export class Gate {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(readonly limit: number) {}
-
-  get queued(): number {
-    return this.waiting.length;
-  }
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
-    }
-  }
-}
-
 /** A hashing thread as it reported itself: policy 0 is SCHED_OTHER, 5 SCHED_IDLE. */
 export type HashThread = { tid: number | null; nice: number | null; policy: number | null };
 

@@ -1,6 +1,6 @@
 import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Gate, PasswordHasher, costOf, passwordProblem } from '../../src/auth/passwords.js';
+import { PasswordHasher, costOf, passwordProblem } from '../../src/auth/passwords.js';
 import { loadConfig } from '../../src/config.js';
 import type { TestServer } from '../helpers/server.js';
 import { PASSWORD, json, login, register, startServerAt, uniqueEmail } from './helpers.js';
@@ -69,26 +69,6 @@ describe('hashing', () => {
     expect(hasher.needsRehash(await bcrypt.hash('x', 6))).toBe(false);
     expect(hasher.needsRehash(await bcrypt.hash('x', 7))).toBe(false);
     expect(hasher.needsRehash('not a bcrypt hash')).toBe(true);
-  });
-
-  it('runs at most `limit` hashes at once (the rest wait in order)', async () => {
-    const gate = new Gate(2);
-    let running = 0;
-    let peak = 0;
-    const order: number[] = [];
-    await Promise.all(
-      Array.from({ length: 6 }, (_, i) =>
-        gate.run(async () => {
-          running++;
-          peak = Math.max(peak, running);
-          await new Promise((r) => setTimeout(r, 5));
-          order.push(i);
-          running--;
-        }),
-      ),
-    );
-    expect(peak).toBe(2);
-    expect(order).toEqual([0, 1, 2, 3, 4, 5]);
   });
 });
 

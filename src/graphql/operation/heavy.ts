@@ -1,10 +1,12 @@
+import { Gate } from '../../gate.js';
+
 /**
  * Heavy operations take turns (docs/limits.md, "heavy operations"): an operation whose
  * cost is at least `minCost` executes only while fewer than `concurrency` others as
- * heavy do; the rest wait in one line, first come first served. Cheaper operations
- * never wait in it, so a burst of large queries cannot hold up every other caller on
- * the one event loop, and the large ones finish one after another instead of all late
- * together.
+ * heavy do; the rest wait in one line, first come first served (a `Gate`). Cheaper
+ * operations never wait in it, so a burst of large queries cannot hold up every other
+ * caller on the one event loop, and the large ones finish one after another instead of
+ * all late together.
  */
 export interface HeavyStats {
   /** Heavy operations executing now. */
@@ -16,38 +18,25 @@ export interface HeavyStats {
 }
 
 export class HeavyLine {
-  private running = 0;
-  private waited = 0;
-  private readonly line: (() => void)[] = [];
+  private readonly gate: Gate;
 
   constructor(
     readonly minCost: number,
-    private readonly concurrency: number,
-  ) {}
+    concurrency: number,
+  ) {
+    this.gate = new Gate(concurrency);
+  }
 
   isHeavy(cost: number): boolean {
     return cost >= this.minCost;
   }
 
   /** Runs `execute` when a turn is free; the turn is given back however it ends. */
-  async run<T>(execute: () => Promise<T>): Promise<T> {
-    if (this.running >= this.concurrency) {
-      this.waited++;
-      // The turn is handed over by the one ending (below): `running` stays counted.
-      await new Promise<void>((resolve) => this.line.push(resolve));
-    } else {
-      this.running++;
-    }
-    try {
-      return await execute();
-    } finally {
-      const next = this.line.shift();
-      if (next) next();
-      else this.running--;
-    }
+  run<T>(execute: () => Promise<T>): Promise<T> {
+    return this.gate.run(execute);
   }
 
   get stats(): HeavyStats {
-    return { running: this.running, waiting: this.line.length, waited: this.waited };
+    return { running: this.gate.running, waiting: this.gate.queued, waited: this.gate.waited };
   }
 }
