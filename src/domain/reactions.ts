@@ -18,14 +18,17 @@ export function toReaction(row: ReactionRow): Reaction {
 }
 
 export class ReactionService {
-  /** Reaction pages of posts for every request at once, one statement per page (src/db/shared-batch.ts): the same for every caller. */
-  private readonly pages = new SharedBatch((postIds, page: string) => {
-    const [after, end] = page.split(':').map(Number) as [number, number];
-    return statementsOf(this.db).rows('reactionsByPosts', this.window, [postIds, after, end]);
-  }, MAX_NAMED_PARAMETERS - 2);
+  /**
+   * Posts' newest reactions for every request at once, one statement per page end
+   * (src/db/shared-batch.ts): the same for every caller; each takes its page's slice.
+   */
+  private readonly newest = new SharedBatch(
+    (postIds, end: number) => statementsOf(this.db).rows('reactionsByPosts', this.window, [postIds, end]),
+    MAX_NAMED_PARAMETERS - 1,
+  );
 
-  /** Ranks `list`'s reactions per post, newest first, and keeps ranks `after` + 1 to `end`. */
-  private readonly window = (list: readonly string[], after: number, end: number) => {
+  /** Ranks `list`'s reactions per post, newest first, and keeps the first `end` of each. */
+  private readonly window = (list: readonly string[], end: number) => {
     const ranked = this.db
       .selectFrom('reactions')
       .selectAll()
@@ -36,7 +39,7 @@ export class ReactionService {
           .as('rn'),
       )
       .where('post_id', 'in', list);
-    return this.db.selectFrom(ranked.as('r')).selectAll().where('rn', '>', after).where('rn', '<=', end).orderBy('rn');
+    return this.db.selectFrom(ranked.as('r')).selectAll().where('rn', '<=', end).orderBy('rn');
   };
 
   constructor(
@@ -54,10 +57,10 @@ export class ReactionService {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (postIds.length === 0) return [];
     const unique = [...new Set(postIds)];
-    const rows = await reads.read(unique.map(tags.reactions), () => this.pages.rows(unique, `${offset}:${offset + limit}`));
+    const rows = await reads.read(unique.map(tags.reactions), () => this.newest.rows(unique, offset + limit));
     const grouped = new Map<string, Reaction[]>(unique.map((id) => [id, []]));
     // Rows of other requests' posts (the statement is shared) have no group here.
-    for (const row of rows) grouped.get(row.post_id)?.push(toReaction(row));
+    for (const row of rows) if (row.rn > offset) grouped.get(row.post_id)?.push(toReaction(row));
     return postIds.map((id) => grouped.get(id) ?? []);
   }
 
