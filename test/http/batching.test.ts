@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PostRow, ReactionRow, UserRow } from '../../src/db/schema.js';
+import type { PostRow, ReactionRow } from '../../src/db/schema.js';
+import { userRows } from '../helpers/rows.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -17,16 +18,7 @@ beforeAll(async () => {
   const db = server.inkwell.backends.db.kysely;
   const base = Date.parse('2024-06-01T00:00:00.000Z');
   const at = (n: number) => new Date(base + n * 1000).toISOString();
-  const users: UserRow[] = Array.from({ length: USERS }, (_, i) => ({
-    id: `u-${String(i).padStart(3, '0')}`,
-    name: `User ${i}`,
-    email: `user${i}@example.test`,
-    age: null,
-    avatar: null,
-    role: 'user',
-    password_hash: null,
-    created_at: at(i),
-  }));
+  const users = userRows(USERS, at);
   const posts: PostRow[] = users.flatMap((u, i) =>
     Array.from({ length: POSTS_PER_USER }, (_, j) => ({
       id: `p-${i}-${j}`,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PostRow, UserRow } from '../../src/db/schema.js';
+import type { PostRow } from '../../src/db/schema.js';
 import { parseScrape } from '../observability/prometheus.js';
+import { userRows } from '../helpers/rows.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -15,16 +16,7 @@ beforeAll(async () => {
   server = await startServer({ QUERY_HEAVY_COST: '100', QUERY_HEAVY_CONCURRENCY: '1', RESPONSE_CACHE_MB: '0' });
   const db = server.inkwell.backends.db.kysely;
   const at = (n: number) => new Date(Date.parse('2024-06-01T00:00:00.000Z') + n * 1000).toISOString();
-  const users: UserRow[] = Array.from({ length: USERS }, (_, i) => ({
-    id: `u-${String(i).padStart(3, '0')}`,
-    name: `User ${i}`,
-    email: `user${i}@example.test`,
-    age: null,
-    avatar: null,
-    role: 'user',
-    password_hash: null,
-    created_at: at(i),
-  }));
+  const users = userRows(USERS, at);
   const posts: PostRow[] = users.map((u, i) => ({
     id: `p-${i}`,
     author_id: u.id,
