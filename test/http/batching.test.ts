@@ -61,9 +61,10 @@ describe('a constant number of SQL statements', () => {
     const hundred = await counted(usersPostsAuthors, { n: 100 });
     expect(ten.data.users).toHaveLength(10);
     expect(hundred.data.users).toHaveLength(100);
-    // users, posts by author, authors by id, counts by author: one batch each; plus one
-    // for the published posts of the authors whose newest posts include a draft this
-    // caller may not see (the first batch is the same for every caller, src/domain/posts.ts).
+    // users, posts by author, counts by author: one batch each (the authors are the
+    // listed users, read by the list); plus one for the published posts of the authors
+    // whose newest posts include a draft this caller may not see (the first batch is the
+    // same for every caller, src/domain/posts.ts).
     expect(hundred.statements).toBe(ten.statements);
     expect(hundred.statements).toBeLessThanOrEqual(5);
     // And the answers are right: every author is the user, postsCount counts visible posts only.
@@ -95,6 +96,13 @@ describe('a constant number of SQL statements', () => {
       expect(post.likes).toBe(2);
       expect(post.reactions).toHaveLength(2);
     }
+  });
+
+  it("reads the listed users' posts' authors from the list: asking for them costs no statement", async () => {
+    const withAuthors = await counted('{ users(limit: 50) { id posts(limit: 2) { author { id name } } } }');
+    const without = await counted('{ users(limit: 50) { id posts(limit: 2) { id } } }');
+    expect(withAuthors.statements).toBe(without.statements);
+    for (const user of withAuthors.data.users) for (const post of user.posts) expect(post.author.id).toBe(user.id);
   });
 
   it('shares one batch between aliases with the same arguments, and one per distinct page', async () => {

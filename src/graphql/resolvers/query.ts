@@ -3,8 +3,13 @@ import type { QueryResolvers } from '../generated/resolvers.js';
 
 // Thin: read arguments, call a service, let loaders batch. Rules live in the services.
 export const Query: QueryResolvers = {
-  users: (_root, args, ctx) =>
-    ctx.services.users.list(ctx.caller, { role: args.role ?? null, ...page(args.limit, args.offset) }, ctx.reads),
+  users: async (_root, args, ctx) => {
+    const users = await ctx.services.users.list(ctx.caller, { role: args.role ?? null, ...page(args.limit, args.offset) }, ctx.reads);
+    // The list depends on every row it returned (each user write bumps it too), so the
+    // authors of these users' posts are read from here, exactly, with no second statement.
+    for (const user of users) ctx.loaders.user.prime(user.id, user);
+    return users;
+  },
 
   user: async (_root, args, ctx) => (await ctx.loaders.user.load(checkId('id', args.id))) ?? null,
 
