@@ -1,13 +1,17 @@
 /**
  * A small FIFO gate: at most `limit` async tasks at once, the rest wait in order. A task
- * that ends, however it ends, hands its place to the next in line.
+ * that ends, however it ends, hands its place to the next in line, through `handOver`
+ * (at once unless told otherwise).
  */
 export class Gate {
   private active = 0;
   private waits = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    private readonly handOver: (next: () => void) => void = (next) => next(),
+  ) {}
 
   /** Tasks running now. */
   get running(): number {
@@ -36,7 +40,7 @@ export class Gate {
       return await task();
     } finally {
       const next = this.waiting.shift();
-      if (next) next();
+      if (next) this.handOver(next);
       else this.active--;
     }
   }

@@ -40,6 +40,21 @@ describe('HeavyLine', () => {
     expect(line.stats).toEqual({ running: 0, waiting: 0, waited: 2 });
   });
 
+  it('hands the turn on in the next check phase: what waited for the loop meanwhile starts first', async () => {
+    const line = new HeavyLine(1, 1);
+    const order: string[] = [];
+    const first = line.run(async () => {
+      // A light execution that arrived while this heavy one ran: it waits for the check phase.
+      setImmediate(() => order.push('light'));
+      order.push('heavy 1');
+    });
+    const second = line.run(async () => {
+      order.push('heavy 2');
+    });
+    await Promise.all([first, second]);
+    expect(order).toEqual(['heavy 1', 'light', 'heavy 2']);
+  });
+
   it('an execution that fails gives its turn to the next, and its caller gets the error', async () => {
     const line = new HeavyLine(1, 1);
     const first = line.run(async () => {

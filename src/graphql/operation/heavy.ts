@@ -24,7 +24,9 @@ export class HeavyLine {
     readonly minCost: number,
     concurrency: number,
   ) {
-    this.gate = new Gate(concurrency);
+    // The next heavy operation starts in the loop's next check phase, not the moment one
+    // ends: the light executions that arrived meanwhile start first (docs/limits.md).
+    this.gate = new Gate(concurrency, (next) => setImmediate(next));
   }
 
   isHeavy(cost: number): boolean {
