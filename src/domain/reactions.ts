@@ -6,10 +6,9 @@ import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache } from './post-cache.js';
 import { isVisible } from './posts.js';
+import { postsNewestReactions } from './reaction-queries.js';
 import { tags, type Reads } from './reads.js';
 import { SharedBatch } from '../db/shared-batch.js';
-import { MAX_NAMED_PARAMETERS } from '../db/statement-names.js';
-import { statementsOf } from '../db/statements.js';
 import type { Page, Reaction } from './types.js';
 import { checkId, checkPage, checkReactionType, isForeignKeyViolation, isUniqueViolation } from './validate.js';
 
@@ -22,25 +21,7 @@ export class ReactionService {
    * Posts' newest reactions for every request at once, one statement per page end
    * (src/db/shared-batch.ts): the same for every caller; each takes its page's slice.
    */
-  private readonly newest = new SharedBatch(
-    (postIds, end: number) => statementsOf(this.db).rows('reactionsByPosts', this.window, [postIds, end]),
-    MAX_NAMED_PARAMETERS - 1,
-  );
-
-  /** Ranks `list`'s reactions per post, newest first, and keeps the first `end` of each. */
-  private readonly window = (list: readonly string[], end: number) => {
-    const ranked = this.db
-      .selectFrom('reactions')
-      .selectAll()
-      .select((eb) =>
-        eb.fn
-          .agg<number>('row_number')
-          .over((ob) => ob.partitionBy('post_id').orderBy('created_at', 'desc').orderBy('id', 'desc'))
-          .as('rn'),
-      )
-      .where('post_id', 'in', list);
-    return this.db.selectFrom(ranked.as('r')).selectAll().where('rn', '<=', end).orderBy('rn');
-  };
+  private readonly newest = new SharedBatch((postIds, end: number) => postsNewestReactions(this.deps.db, postIds, end));
 
   constructor(
     private readonly deps: DomainDeps,
@@ -52,7 +33,7 @@ export class ReactionService {
     return this.deps.db.domain;
   }
 
-  /** Each post's reactions, newest first, paged per post; one windowed query for the batch. */
+  /** Each post's reactions, newest first, paged per post; one query for the batch. */
   async byPosts(postIds: readonly string[], page: Page, reads: Reads): Promise<Reaction[][]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (postIds.length === 0) return [];

@@ -108,4 +108,24 @@ describe('byPosts', () => {
     const ids = all.flat().map((r) => r.id);
     expect((await env.services.reactions.byIds([...ids, 'x'])).map((r) => r?.id)).toEqual([...ids, undefined]);
   });
+
+  it('pages a post with many reactions by time, ties broken by id, each caller its own page', async () => {
+    const post = await makePost(env, cast.editor);
+    const rows = Array.from({ length: 40 }, (_, i) => {
+      const id = `many-${String(i).padStart(2, '0')}`;
+      // Ten share the newest time; the rest are older, one second apart.
+      const created = i < 10 ? '2030-01-01T00:00:00.000Z' : `2029-01-01T00:00:${String(i).padStart(2, '0')}.000Z`;
+      return { id, post_id: post.id, user_id: cast.alice.id, type: id, created_at: created };
+    });
+    await env.db.domain.insertInto('reactions').values(rows).execute();
+    const newestFirst = [...rows].sort((x, y) => y.created_at.localeCompare(x.created_at) || y.id.localeCompare(x.id)).map((r) => r.id);
+    const [first, second, whole] = await Promise.all([
+      env.services.reactions.byPosts([post.id], { limit: 5, offset: 3 }, NO_READS),
+      env.services.reactions.byPosts(['missing', post.id], { limit: 5, offset: 8 }, NO_READS),
+      env.services.reactions.byPosts([post.id], { limit: 100, offset: 0 }, NO_READS),
+    ]);
+    expect(first.map((list) => list.map((r) => r.id))).toEqual([newestFirst.slice(3, 8)]);
+    expect(second.map((list) => list.map((r) => r.id))).toEqual([[], newestFirst.slice(8, 13)]);
+    expect(whole[0]!.map((r) => r.id)).toEqual(newestFirst);
+  });
 });
