@@ -128,7 +128,7 @@ export class PostService {
   }
 
   /**
-   * Each author's visible posts, newest first, paged per author; one windowed query for
+   * Each author's visible posts, newest first, paged per author; one query for
    * the batch, the same for every caller: each author's newest `offset + limit` posts,
    * drafts included. Only for an author with a draft among them is the caller asked
    * whether they may see it; if not, that author's published posts are read instead.
