@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { newestPerKey } from '../db/newest-per-key.js';
 import type { Database, PostRow } from '../db/schema.js';
 import { statementsOf } from '../db/statements.js';
 import type { PostWithLikes } from './post-cache.js';
@@ -72,25 +73,7 @@ export function publishedPage(db: PostsDb) {
 /** PostgreSQL answers `exists` with a boolean, SQLite with 0 or 1. */
 export const isTrue = (value: unknown) => value === true || value === 1;
 
-/**
- * Each author's newest `n` posts (published ones only, or drafts too), grouped by author
- * in the order given, newest first. Each author's posts are read through the
- * (author_id, created_at) index and stop at `n`, however many the author has: a window
- * over all their posts read every one (docs/decisions.md, 2026-11-26). The authors go
- * as one JSON parameter, so any number of them is one statement text.
- */
+/** Each author's newest `n` posts (published ones only, or drafts too), grouped by author in the order given, newest first. */
 export function authorsNewest(db: Db, authorIds: readonly string[], n: number, publishedOnly: boolean): Promise<PostRow[]> {
-  const authors = JSON.stringify(authorIds);
-  const published = publishedOnly ? sql` and q.published = 1` : sql``;
-  const query =
-    db.dialect === 'postgres'
-      ? sql<PostRow>`select p.* from json_array_elements_text(${authors}::json) with ordinality as a(author_id, k)
-          cross join lateral (select * from posts as q where q.author_id = a.author_id${published}
-            order by q.created_at desc, q.id desc limit ${n}) as p
-          order by a.k, p.created_at desc, p.id desc`
-      : sql<PostRow>`select p.* from json_each(${authors}) as a
-          join posts as p on p.rowid in (select q.rowid from posts as q where q.author_id = a.value${published}
-            order by q.created_at desc, q.id desc limit ${n})
-          order by a.key, p.created_at desc, p.id desc`;
-  return query.execute(db.domain).then((result) => result.rows);
+  return newestPerKey<PostRow>(db, 'posts', 'author_id', authorIds, n, publishedOnly ? sql`q.published = 1` : undefined);
 }

@@ -6,8 +6,8 @@ import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache } from './post-cache.js';
 import { isVisible } from './posts.js';
-import { postsNewestReactions } from './reaction-queries.js';
 import { tags, type Reads } from './reads.js';
+import { newestPerKey } from '../db/newest-per-key.js';
 import { SharedBatch } from '../db/shared-batch.js';
 import type { Page, Reaction } from './types.js';
 import { checkId, checkPage, checkReactionType, isForeignKeyViolation, isUniqueViolation } from './validate.js';
@@ -21,7 +21,7 @@ export class ReactionService {
    * Posts' newest reactions for every request at once, one statement per page end
    * (src/db/shared-batch.ts): the same for every caller; each takes its page's slice.
    */
-  private readonly newest = new SharedBatch((postIds, end: number) => postsNewestReactions(this.deps.db, postIds, end));
+  private readonly newest = new SharedBatch((postIds, end: number) => newestPerKey<ReactionRow>(this.deps.db, 'reactions', 'post_id', postIds, end));
 
   constructor(
     private readonly deps: DomainDeps,
@@ -39,10 +39,10 @@ export class ReactionService {
     if (postIds.length === 0) return [];
     const unique = [...new Set(postIds)];
     const rows = await reads.read(unique.map(tags.reactions), () => this.newest.rows(unique, offset + limit));
-    const grouped = new Map<string, Reaction[]>(unique.map((id) => [id, []]));
+    const grouped = new Map<string, ReactionRow[]>(unique.map((id) => [id, []]));
     // Rows of other requests' posts (the statement is shared) have no group here.
-    for (const row of rows) if (row.rn > offset) grouped.get(row.post_id)?.push(toReaction(row));
-    return postIds.map((id) => grouped.get(id) ?? []);
+    for (const row of rows) grouped.get(row.post_id)?.push(row);
+    return postIds.map((id) => (grouped.get(id) ?? []).slice(offset).map(toReaction));
   }
 
   /** In input order, undefined where missing; one query. Not read through the API: nothing caches it. */
