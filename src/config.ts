@@ -41,7 +41,19 @@ const baseSchema = z.object({
   /** Operations costing at least this take turns, QUERY_HEAVY_CONCURRENCY at once (docs/limits.md). */
   QUERY_HEAVY_COST: intFrom(1, 100_000_000).default(500),
   QUERY_HEAVY_CONCURRENCY: intFrom(1, 1024).default(1),
+  /** How many heavy operations may wait for their turn, and for how long (docs/limits.md). */
+  QUERY_HEAVY_QUEUE: intFrom(0, 1_000_000).default(100),
+  QUERY_HEAVY_WAIT_MS: intFrom(1, 3_600_000).default(10_000),
   PERSISTED_QUERIES: z.enum(['on', 'only', 'off']).default('on'),
+  /** Memory for persisted query documents per instance (docs/limits.md). */
+  PERSISTED_QUERIES_MB: intFrom(1, 4096).default(16),
+  /** Event-loop lag above which new requests are shed with 503 (docs/limits.md). */
+  OVERLOAD_EVENT_LOOP_DELAY_MS: intFrom(10, 600_000).default(1_000),
+  /** WebSocket (and SSE) connections per client address (0 = no cap) and per instance. */
+  WS_MAX_CONNECTIONS_PER_CLIENT: intFrom(0, 10_000_000).default(100),
+  WS_MAX_CONNECTIONS: intFrom(1, 10_000_000).default(10_000),
+  /** A response whose client accepts no bytes this long is cut (docs/limits.md). */
+  HTTP_SEND_TIMEOUT_MS: intFrom(100, 3_600_000).default(30_000),
   PERSISTED_QUERIES_MANIFEST: z.string().min(1).optional(),
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
   RESPONSE_CACHE_MB: intFrom(0, 4096).default(32),
@@ -122,11 +134,22 @@ export interface Config {
   bcryptConcurrency: number | undefined;
   rateLimit: { max: number; windowMs: number };
   limits: { maxDepth: number; maxComplexity: number; maxTokens: number; maxAliases: number };
-  /** Operations of at least `minCost` execute `concurrency` at a time (docs/limits.md). */
-  heavy: { minCost: number; concurrency: number };
+  /**
+   * Operations of at least `minCost` execute `concurrency` at a time; at most `queue` wait,
+   * each at most `waitMs` (docs/limits.md).
+   */
+  heavy: { minCost: number; concurrency: number; queue: number; waitMs: number };
   persistedQueries: 'on' | 'only' | 'off';
   /** A trusted-documents file served in every mode (the allow-list in `only`). */
   persistedQueriesManifest: string | undefined;
+  /** Memory for persisted query documents in this process (least recently used dropped). */
+  persistedQueriesBytes: number;
+  /** New requests are shed (503 OVERLOADED) while the event loop lags more than this. */
+  overloadEventLoopDelayMs: number;
+  /** Open WebSocket/SSE connections per client address (0 = no cap) and per instance. */
+  connections: { perClient: number; perInstance: number };
+  /** A response whose client accepts no bytes this long is cut, its buffer freed. */
+  httpSendTimeoutMs: number;
   /** Take the client address from X-Forwarded-For (only behind a proxy you run). */
   trustProxy: boolean;
   /** Memory for whole-response caching of queries, per instance; 0 turns it off. */
@@ -150,28 +173,24 @@ export class ConfigError extends Error {
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Every problem is gathered before one ConfigError names them all (docs/operations.md):
+  // the schema's own, and the rules across variables, which read the raw values.
   const parsed = baseSchema.safeParse(env);
-  const problems: string[] = [];
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(problems);
-  }
-  const e = parsed.data;
-  const isProduction = e.NODE_ENV === 'production';
-
-  if (e.AUTH_SECRET !== undefined && Buffer.byteLength(e.AUTH_SECRET, 'utf8') < 32) {
+  const problems: string[] = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  const isProduction = (env.NODE_ENV ?? 'development') === 'production';
+  const authSecret = env.AUTH_SECRET;
+  if (authSecret !== undefined && Buffer.byteLength(authSecret, 'utf8') < 32) {
     problems.push('AUTH_SECRET: must be at least 32 bytes');
   }
-  if (isProduction && e.AUTH_SECRET === undefined) {
+  if (isProduction && authSecret === undefined) {
     problems.push('AUTH_SECRET: required in production (at least 32 bytes)');
   }
-  if (isProduction && e.BCRYPT_COST < 10) {
+  if (isProduction && parsed.success && parsed.data.BCRYPT_COST < 10) {
     problems.push('BCRYPT_COST: below 10 is refused in production');
   }
-
   const oauthProviders = parseOAuthProviders(env, isProduction, problems);
-  if (problems.length > 0) throw new ConfigError(problems);
-
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  const e = parsed.data;
   const database: Config['database'] = e.DATABASE_URL.startsWith('file:')
     ? { kind: 'sqlite', file: e.DATABASE_URL.slice('file:'.length) }
     : {
@@ -205,9 +224,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxTokens: 2000,
       maxAliases: 30,
     },
-    heavy: { minCost: e.QUERY_HEAVY_COST, concurrency: e.QUERY_HEAVY_CONCURRENCY },
+    heavy: { minCost: e.QUERY_HEAVY_COST, concurrency: e.QUERY_HEAVY_CONCURRENCY, queue: e.QUERY_HEAVY_QUEUE, waitMs: e.QUERY_HEAVY_WAIT_MS },
     persistedQueries: e.PERSISTED_QUERIES,
     persistedQueriesManifest: e.PERSISTED_QUERIES_MANIFEST,
+    persistedQueriesBytes: e.PERSISTED_QUERIES_MB * 1024 * 1024,
+    overloadEventLoopDelayMs: e.OVERLOAD_EVENT_LOOP_DELAY_MS,
+    connections: { perClient: e.WS_MAX_CONNECTIONS_PER_CLIENT, perInstance: e.WS_MAX_CONNECTIONS },
+    httpSendTimeoutMs: e.HTTP_SEND_TIMEOUT_MS,
     trustProxy: e.TRUST_PROXY === 'true',
     responseCacheBytes: e.RESPONSE_CACHE_MB * 1024 * 1024,
     seedDemoData: e.SEED_DEMO_DATA === 'auto' && !isProduction,
