@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Backends } from './backends.js';
 
 /**
- * `/healthz`: the process runs. `/readyz`: 503 when the database does not answer;
+ * `/healthz`: the process runs. `/readyz`: 503 when the database does not answer or
+ * the process is shedding load (src/http/overload.ts);
  * Redis being down only degrades (docs/operations.md): 200 with `status: "degraded"`,
  * so a load balancer keeps sending traffic to instances that can still serve it.
  * A dependency that stalls rather than fails counts as down after CHECK_TIMEOUT_MS:
@@ -14,7 +15,13 @@ export const CHECK_TIMEOUT_MS = 2_000;
 
 type State = 'up' | 'down';
 
-export async function healthRoutes(app: FastifyInstance, backends: Backends): Promise<void> {
+export interface HealthOptions {
+  backends: Backends;
+  /** True while the process sheds new requests (src/http/overload.ts): not ready. */
+  overloaded(): boolean;
+}
+
+export async function healthRoutes(app: FastifyInstance, { backends, overloaded }: HealthOptions): Promise<void> {
   // One check of each kind in flight at a time: probes arriving while the database is
   // stalled wait on the same `select 1` instead of each taking a pooled connection.
   const database = singleFlight(() => backends.db.ping().then(() => 'up' as const));
@@ -24,11 +31,13 @@ export async function healthRoutes(app: FastifyInstance, backends: Backends): Pr
 
   app.get('/readyz', async (_request, reply) => {
     const [db, cache] = await Promise.all([within(database(), CHECK_TIMEOUT_MS), redis && within(redis(), CHECK_TIMEOUT_MS)]);
-    const status = db === 'up' && cache !== 'down' ? 'ok' : 'degraded';
+    const busy = overloaded();
+    const status = db === 'up' && cache !== 'down' && !busy ? 'ok' : 'degraded';
     const body: Record<string, string> = { status, database: db };
     if (cache) body['redis'] = cache;
+    if (busy) body['overloaded'] = 'yes';
     return reply
-      .code(db === 'up' ? 200 : 503)
+      .code(db === 'up' && !busy ? 200 : 503)
       .header('cache-control', 'no-store')
       .send(body);
   });

@@ -124,7 +124,7 @@ export class Metrics {
   }
 
   /** The heavy operations' line (src/graphql/operation/heavy.ts), read at scrape time. */
-  watchHeavy(stats: () => { running: number; waiting: number; waited: number }): void {
+  watchHeavy(stats: () => { running: number; waiting: number; waited: number; executed: number; refused: Record<string, number> }): void {
     const registers = [this.registry];
     new Gauge({
       name: 'inkwell_graphql_heavy_operations',
@@ -144,6 +144,25 @@ export class Metrics {
       collect() {
         this.reset();
         this.inc(stats().waited);
+      },
+    });
+    new Counter({
+      name: 'inkwell_graphql_heavy_executions_total',
+      help: 'Heavy operations that began to execute',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().executed);
+      },
+    });
+    new Counter({
+      name: 'inkwell_graphql_heavy_refusals_total',
+      help: 'Heavy operations not executed, by reason: the line was full or the wait too long (503 OVERLOADED), or the client had gone',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [reason, count] of Object.entries(stats().refused)) this.inc({ reason }, count);
       },
     });
   }

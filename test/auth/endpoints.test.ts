@@ -123,7 +123,7 @@ describe('POST /api/auth/login', () => {
     expect(isDeletion(legacy[0]!)).toBe(true);
     // Before the current one: a client keeping cookies by name only keeps the live token.
     expect(cookiesOf(response, 'refresh-token').map((c) => c.attributes['path'])).toEqual(['/api/auth/refresh', '/api/auth']);
-    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('cache-control')).toBe('private, no-store');
   });
 
   it('answers 401 with the same body for a wrong password and an unknown email', async () => {

@@ -108,6 +108,9 @@ async function startServerListening(env: Record<string, string>, port: number): 
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SEED_DEMO_DATA: 'never',
     RATE_LIMIT_MAX: '100000',
+    // The test and the server share one event loop, and tests seed synchronously: load
+    // shedding would answer their requests 503. test/http/overload.test.ts sets its own.
+    OVERLOAD_EVENT_LOOP_DELAY_MS: '600000',
     ...env,
   });
   let inkwell: Inkwell;

@@ -22,7 +22,7 @@ export const DEFAULT_LANDING = '/account';
 
 export function pageKit(auth: AuthService): PageKit {
   return {
-    send: (reply, page, status = 200) => reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page.value),
+    send: (reply, page, status = 200) => reply.code(status).header('cache-control', 'private, no-store').type('text/html; charset=utf-8').send(page.value),
     async visitor(request, reply) {
       const identity = await auth.callers.identify(request);
       if (identity.rejected && identity.source === 'cookie') auth.cookies.clearAccessToken(reply);

@@ -83,7 +83,13 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
     observe(request).operation('cached' in admission ? admission.operation : admission.prepared.operation).cache('cached' in admission ? 'hit' : cacheOutcomeOf(admission.prepared.cacheSlot));
     if ('cached' in admission) return reply.code(200).type(responseType(request)).send(admission.cached);
     const { prepared } = admission;
-    const execution = await execute(prepared, services);
+    let execution;
+    try {
+      execution = await execute(prepared, services, prepared.line && clientGone(reply));
+    } catch (error) {
+      if (error instanceof RequestError) return sendRefusal(request, reply, error);
+      throw error;
+    }
     const format = formatOptions(request);
     if (execution.data === undefined || (execution.data === null && !execution.errors?.some((e) => e.path))) {
       // No data and no field path: variables did not match their types. A request error.
@@ -134,6 +140,20 @@ export function methodNotAllowed(request: FastifyRequest, reply: FastifyReply): 
   request.server.metrics.graphqlError('METHOD_NOT_ALLOWED'); // observability:
   const body = JSON.stringify({ errors: [{ message: 'Method Not Allowed', extensions: { code: 'METHOD_NOT_ALLOWED' satisfies WireCode } }] });
   return reply.code(405).header('allow', 'GET, POST').type(responseType(request)).send(body);
+}
+
+/**
+ * Aborts once the client closes the connection before its answer was written: a heavy
+ * operation still waiting for its turn then leaves the line (docs/limits.md).
+ */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  const response = reply.raw;
+  if (response.destroyed || response.socket?.destroyed) controller.abort();
+  response.once('close', () => {
+    if (!response.writableFinished) controller.abort();
+  });
+  return controller.signal;
 }
 
 function responseType(request: FastifyRequest): string {

@@ -82,10 +82,11 @@ function checkTransport(operation: PreparedOperation, transport: Transport): voi
  *
  * It starts in a slice of the event loop's check phase (./slices.ts), so that under load
  * one loop iteration never runs every pending execution back to back; a heavy one
- * first waits for its turn (./heavy.ts).
+ * first waits for its turn (./heavy.ts), and leaves the line unexecuted once `signal`
+ * says its client has gone.
  */
-export function execute(prepared: PreparedRequest, services: Services): Promise<ExecutionResult> {
-  return prepared.line ? prepared.line.run(() => executeNow(prepared, services)) : executeNow(prepared, services);
+export function execute(prepared: PreparedRequest, services: Services, signal?: AbortSignal): Promise<ExecutionResult> {
+  return prepared.line ? prepared.line.run(() => executeNow(prepared, services), signal) : executeNow(prepared, services);
 }
 
 async function executeNow(prepared: PreparedRequest, services: Services): Promise<ExecutionResult> {
