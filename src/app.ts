@@ -19,7 +19,9 @@ import { buildSchema } from './graphql/schema.js';
 import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws/server.js';
 import { healthRoutes } from './health.js';
 import { corsPlugin } from './http/cors.js';
+import { ConnectionCaps } from './http/connection-caps.js';
 import { drainOnClose } from './http/drain.js';
+import { cutSlowReaders } from './http/send-timeout.js';
 import { setNotFound } from './http/not-found.js';
 import { clientKey, limiterKey } from './rate-limit/limiter.js';
 import { Observability } from './observability/index.js';
@@ -93,6 +95,9 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     },
   });
   const connections = drainOnClose(app);
+  cutSlowReaders(app, config.httpSendTimeoutMs); // a client that accepts no bytes is cut (docs/limits.md)
+  // Long-lived connections per client address and per instance: WebSocket (and SSE) count here.
+  const connectionCaps = new ConnectionCaps(config.connections);
 
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
   // First at the root: preflights are answered before rate limits and authentication.
@@ -124,6 +129,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     publicUrl: config.publicUrl,
     cors: config.cors,
     trustProxy: config.trustProxy,
+    caps: connectionCaps,
     identify: (credential) => auth.auth.callers.fromCredential(credential),
     // Queries and mutations over the socket count on the /graphql limiter's own key and counters.
     limitOperation: async ({ caller, ip }) => {

@@ -115,7 +115,9 @@ async function main() {
   console.log(`idle bench: ${COUNT} connections per crowd, ${SECONDS} s per latency run, open-file limit ${limit}`);
 
   const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
-  const service = await startService({ dbFile: db.dbFile, nodeArgs: ['--expose-gc', '--import', PROBE] });
+  // The crowd may pass WS_MAX_CONNECTIONS (--count), or a crowd may open while the last one is still closing.
+  const env = { WS_MAX_CONNECTIONS: String(2 * COUNT) };
+  const service = await startService({ dbFile: db.dbFile, env, nodeArgs: ['--expose-gc', '--import', PROBE] });
   const rows = [];
   // `added`: connections the phase opens; memory per connection is measured against the
   // moment just before they opened (RSS does not fall back fully after a crowd leaves).

@@ -85,7 +85,9 @@ async function soakOne(name) {
     log(name, 'preparing the data');
     const backend = await prepareBackend(name, { accounts: PARAMS.accounts, cleanups });
     const inspectPort = await freePort();
-    service = await startService({ dbFile: backend.dbFile, env: backend.env, nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
+    // Every subscriber connects from this one address: no per-client connection cap (docs/limits.md).
+    const soakEnv = { ...backend.env, WS_MAX_CONNECTIONS_PER_CLIENT: '0' };
+    service = await startService({ dbFile: backend.dbFile, env: soakEnv, nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
     inspector = await connectInspector(inspectPort);
     store = await backend.openStore();
 

@@ -70,7 +70,8 @@ export function clientKey(caller: Caller, ip: string): string {
 // IPv6 normalisation (to the /64) runs a long regex and an address parser: remembered per address.
 const normalizedIPv6 = new LRUCache<string, string>({ max: 10_000 });
 
-function normalizeIp(ip: string): string {
+/** The address a client is counted by: IPv4 as it is, IPv6 by its /64 (connection caps count by it too). */
+export function normalizeIp(ip: string): string {
   // IPv4 (and 'unknown') comes through as it is; only IPv6 has a colon.
   if (!ip.includes(':')) return ip.toLowerCase();
   let normalized = normalizedIPv6.get(ip);

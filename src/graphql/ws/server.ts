@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
   GraphQLError,
@@ -18,6 +18,7 @@ import { RequestError, formatError, requestError, withCode, type FormatOptions }
 import type { OperationPipeline, PreparedOperation } from '../operation/pipeline.js';
 import { execute, type PreparedRequest, type RequestPreparer } from '../operation/request.js';
 import type { CorsPolicy } from '../../http/cors.js';
+import type { ConnectionCaps } from '../../http/connection-caps.js';
 import { cookieToken, clientIp, credentialFromParams } from './auth.js';
 import { FanoutHub, type SubscriptionRequest } from './fanout.js';
 import { WS_CLOSE, WS_LIMITS, WS_PATH } from './protocol.js';
@@ -64,6 +65,12 @@ export interface GraphqlWsOptions {
   limitOperation?(client: { caller: Caller; ip: string }): Promise<boolean>;
   /** Metrics and a log line per operation (src/observability/ws.ts). */
   observability?: WsObserver;
+  /**
+   * Open connections per client address and per instance, shared with the other
+   * long-lived transports (src/http/connection-caps.ts): over a cap the upgrade answers
+   * 429 or 503 with `Retry-After`. A place is held from the upgrade until the socket closes.
+   */
+  caps?: ConnectionCaps;
 }
 
 export interface GraphqlWsServer {
@@ -311,8 +318,14 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const path = (request.url ?? '').split('?', 1)[0];
-    if (path !== WS_PATH) return refuse(socket, 404, 'Not Found');
-    if (!accepting) return refuse(socket, 503, 'Service Unavailable');
+    if (path !== WS_PATH) return refuse(socket, 404);
+    if (!accepting) return refuse(socket, 503);
+    const place = options.caps?.acquire(clientIp(request, options.trustProxy));
+    if (place && !place.admitted) {
+      return refuse(socket, place.status, { 'retry-after': String(place.retryAfterSeconds) }, { error: place.error });
+    }
+    // The raw socket's close ends every path: refused handshake, close, terminate, reset.
+    if (place) socket.once('close', place.release);
     wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
   };
   httpServer.on('upgrade', onUpgrade);
@@ -343,7 +356,16 @@ function rateLimited(): GraphQLError {
   return requestError('Too many requests', 'RATE_LIMITED').errors[0]!;
 }
 
-function refuse(socket: Duplex, status: number, message: string): void {
+/** Answers an upgrade that is not accepted, as ws answers a refused handshake, then closes. */
+function refuse(socket: Duplex, status: number, headers: OutgoingHttpHeaders = {}, body?: object): void {
+  const content = body ? JSON.stringify(body) : '';
+  const head: OutgoingHttpHeaders = {
+    connection: 'close',
+    ...(body ? { 'content-type': 'application/json; charset=utf-8' } : {}),
+    'content-length': Buffer.byteLength(content),
+    ...headers,
+  };
+  const lines = Object.entries(head).map(([name, value]) => `${name}: ${String(value)}\r\n`);
   socket.once('finish', () => socket.destroy());
-  socket.end(`HTTP/1.1 ${status} ${message}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${content}`);
 }
