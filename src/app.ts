@@ -132,10 +132,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     caps: connectionCaps,
     identify: (credential) => auth.auth.callers.fromCredential(credential),
     // Queries and mutations over the socket count on the /graphql limiter's own key and counters.
-    limitOperation: async ({ caller, ip }) => {
-      const { count } = await auth.auth.counters.hit(limiterKey('graphql', clientKey(caller, ip)), config.rateLimit.windowMs);
-      return count <= config.rateLimit.max;
-    },
+    limitOperation: async ({ caller, ip }) => (await auth.auth.requestLimit.decide(limiterKey('graphql', clientKey(caller, ip)))).allowed,
   });
   observability.metrics.watchWebSocket(realtime.stats); // observability:
   // Open sockets would keep the HTTP server from closing: they go first, with 1001.

@@ -27,6 +27,8 @@ export interface Backends {
   /** Rate-limit counters and persisted queries. With Redis: per-instance memory while it is down. */
   counters: KeyValueStore;
   pubsub: PubSub;
+  /** The Redis command client, where security counters keep keys of their own (src/rate-limit); undefined without Redis. */
+  redis: Redis | undefined;
   /**
    * Versions of what cached results depend on (src/domain/reads.ts): bumped by src/domain
    * after its writes, by everything else's writes to cached tables, and by commits of
@@ -55,6 +57,7 @@ export function createBackends(config: Config): Backends {
       kv,
       counters: kv,
       pubsub,
+      redis: undefined,
       versions,
       redisStatus: undefined,
       ready: async () => {},
@@ -103,6 +106,7 @@ function createRedisBackends(config: Config, url: string, db: Db): Backends {
     kv,
     counters,
     pubsub,
+    redis: client,
     versions,
     async redisStatus() {
       if (connections.some((c) => c.status !== 'ready')) return 'down';

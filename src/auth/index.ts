@@ -34,7 +34,7 @@ const BODY_LIMIT = 16 * 1024;
 export async function setupAuth(app: FastifyInstance, deps: { config: Config; backends: Backends; services: Services }): Promise<AuthSetup> {
   const { config } = deps;
   const auth = new AuthService(config, deps.backends, deps.services, (err) =>
-    app.log.warn({ err }, 'shared rate-limit store failed; counting on this instance'),
+    app.log.warn({ err }, 'shared sign-in throttle failed; counting on this instance'),
   );
   // The password-hashing threads stop with the app (after in-flight requests finish).
   app.addHook('onClose', async () => {
@@ -42,7 +42,7 @@ export async function setupAuth(app: FastifyInstance, deps: { config: Config; ba
   });
 
   await app.register(fastifyCookie);
-  await registerRateLimit(app, auth.counters);
+  await registerRateLimit(app, auth.requestLimit);
   const clientOf = async (request: FastifyRequest) => clientKey(await auth.callers.caller(request), request.ip);
   const limiter = (group: string) =>
     createLimiter(app, { group, max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, clientKey: clientOf });

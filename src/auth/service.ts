@@ -14,8 +14,10 @@ import { ExternalAccounts } from './oauth/accounts.js';
 import { FlowSealer } from './oauth/flow.js';
 import { createProviders, type ExternalProvider } from './oauth/providers.js';
 import { PasswordHasher } from './passwords.js';
-import { KvCounters, type Counters } from '../rate-limit/counters.js';
-import { LoginThrottle } from './login-throttle.js';
+import { RedisSlidingWindow } from '../rate-limit/redis-sliding-window.js';
+import { RequestLimit } from '../rate-limit/request-limit.js';
+import { MemorySlidingWindow, type SlidingWindow } from '../rate-limit/sliding-window.js';
+import { LOGIN_FAILURE_LIMIT, LOGIN_FAILURE_WINDOW_MS, LoginThrottle } from './login-throttle.js';
 import { resolveAuthSecret } from './secret.js';
 import { SessionStore, type SessionInfo } from './sessions.js';
 import { AccessTokens } from './tokens.js';
@@ -42,7 +44,8 @@ export class AuthService {
   readonly callers: CallerResolver;
   readonly csrf: CsrfTokens;
   readonly cookies: AuthCookies;
-  readonly counters: Counters;
+  /** Request counts for every rate limit, HTTP and WebSocket (src/rate-limit/request-limit.ts). */
+  readonly requestLimit: RequestLimit;
   readonly credentials: Credentials;
   readonly providers: Map<string, ExternalProvider>;
   readonly external: ExternalAccounts;
@@ -64,8 +67,13 @@ export class AuthService {
     this.callers = new CallerResolver(this.tokens, this.sessions);
     this.csrf = new CsrfTokens(keys.csrf);
     this.cookies = new AuthCookies(this.secure);
-    this.counters = new KvCounters(backends.counters, undefined, onStoreError);
-    this.credentials = new Credentials(services.users, this.hasher, new LoginThrottle(this.counters, keys.throttle));
+    // Security counters in stores of their own, never in a cache (SPEC section 10).
+    const { redis } = backends;
+    const prefix = config.redisKeyPrefix;
+    this.requestLimit = new RequestLimit(config.rateLimit.max, config.rateLimit.windowMs, redis && { client: redis, keyPrefix: `${prefix}rl` });
+    const signIn = { limit: LOGIN_FAILURE_LIMIT, windowMs: LOGIN_FAILURE_WINDOW_MS };
+    const signInWindow: SlidingWindow = redis ? new RedisSlidingWindow(redis, `${prefix}signin:`, signIn, onStoreError) : new MemorySlidingWindow(signIn);
+    this.credentials = new Credentials(services.users, this.hasher, new LoginThrottle(signInWindow, keys.throttle));
     this.providers = createProviders(config.oauthProviders);
     this.external = new ExternalAccounts(db, services.users);
     this.flows = new FlowSealer(keys.oauthFlow);

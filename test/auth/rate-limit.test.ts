@@ -1,8 +1,9 @@
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LoginThrottle } from '../../src/auth/login-throttle.js';
-import { KvCounters, rateLimitStore } from '../../src/rate-limit/counters.js';
-import type { KeyValueStore } from '../../src/store/kv.js';
-import { MemoryStore } from '../../src/store/memory.js';
+import { RedisSlidingWindow } from '../../src/rate-limit/redis-sliding-window.js';
+import { RequestLimit } from '../../src/rate-limit/request-limit.js';
+import { MemorySlidingWindow } from '../../src/rate-limit/sliding-window.js';
 import type { TestServer } from '../helpers/server.js';
 import { PASSWORD, bearer, cookies, csrf, form, json, jsonOf, login, register, sleep, startServerAt, uniqueEmail } from './helpers.js';
 
@@ -137,47 +138,33 @@ describe('failed logins per email address', () => {
   });
 });
 
-describe('the counters behind the store interface', () => {
-  it('count in the KeyValueStore, per fixed window', async () => {
-    const kv = new MemoryStore();
-    let now = 10_000;
-    const counters = new KvCounters(kv, new MemoryStore(), () => {}, () => now);
-    expect((await counters.hit('k', 1000)).count).toBe(1);
-    expect(await counters.hit('k', 1000)).toEqual({ count: 2, resetInMs: 1000 });
-    now += 400;
-    expect(await counters.hit('k', 1000)).toEqual({ count: 3, resetInMs: 600 });
-    expect(await kv.get('rl:k:10')).toBe('3');
-    now += 600;
-    expect((await counters.hit('k', 1000)).count).toBe(1);
-  });
+describe('the counters behind the limits', () => {
+  // A client of a Redis that is not there: never connected, so every call falls back.
+  const absentRedis = () => new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false });
 
-  it('fall back to per-instance counting when the shared store fails, and report it', async () => {
-    const failing = { incr: async () => Promise.reject(new Error('redis down')), delete: async () => Promise.reject(new Error('redis down')) } as unknown as KeyValueStore;
+  it('fall back to per-instance counting when the shared store is down', async () => {
+    const redis = absentRedis();
     const errors: unknown[] = [];
-    // A fixed clock: with the real one, two hits a minute boundary apart count in two windows.
-    const counters = new KvCounters(failing, new MemoryStore(), (e) => errors.push(e), () => 10_000);
-    expect((await counters.hit('k', 60_000)).count).toBe(1);
-    expect((await counters.hit('k', 60_000)).count).toBe(2);
-    expect(errors).toHaveLength(2);
-    await expect(counters.reset('k', 60_000)).resolves.toBeUndefined();
-  });
-
-  it("serve @fastify/rate-limit's store contract", async () => {
-    const Store = rateLimitStore(new KvCounters(new MemoryStore()));
-    const store = new Store();
-    expect(store.child()).toBe(store);
-    const result = await new Promise<{ current: number; ttl: number } | undefined>((resolve, reject) =>
-      store.incr('x', (err, r) => (err ? reject(err) : resolve(r)), 60_000),
-    );
-    expect(result?.current).toBe(1);
-    expect(result?.ttl).toBeGreaterThan(0);
+    try {
+      const limit = new RequestLimit(2, 60_000, { client: redis, keyPrefix: 'down:rl' });
+      expect((await limit.decide('k')).allowed).toBe(true);
+      expect((await limit.decide('k')).allowed).toBe(true);
+      expect(await limit.decide('k')).toMatchObject({ allowed: false, limit: 2, remaining: 0 });
+      const window = new RedisSlidingWindow(redis, 'down:signin:', { limit: 1, windowMs: 60_000 }, (e) => errors.push(e));
+      expect((await window.take('k')).allowed).toBe(true);
+      expect((await window.take('k')).allowed).toBe(false);
+      await expect(window.clear('k')).resolves.toBeUndefined();
+      expect((await window.take('k')).allowed).toBe(true);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('the login throttle keys the store by an HMAC, never the address', async () => {
-    const kv = new MemoryStore();
-    const throttle = new LoginThrottle(new KvCounters(kv), Buffer.alloc(32, 7), 2, 60_000);
+    const window = new MemorySlidingWindow({ limit: 2, windowMs: 60_000 });
+    const throttle = new LoginThrottle(window, Buffer.alloc(32, 7));
     await throttle.attempt('someone@example.test');
-    const dump = JSON.stringify([...(kv as unknown as { entries: Map<string, string> }).entries.keys()]);
+    const dump = JSON.stringify([...(window as unknown as { attempts: Map<string, number[]> }).attempts.keys()]);
     expect(dump).not.toContain('someone');
     expect((await throttle.attempt('someone@example.test')).allowed).toBe(true);
     expect((await throttle.attempt('someone@example.test')).allowed).toBe(false);
