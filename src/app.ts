@@ -21,6 +21,9 @@ import { healthRoutes } from './health.js';
 import { corsPlugin } from './http/cors.js';
 import { ConnectionCaps } from './http/connection-caps.js';
 import { drainOnClose } from './http/drain.js';
+import { httpHygiene } from './http/hygiene.js';
+import { overloadPlugin } from './http/overload.js';
+import { AUTH_COOKIE, REFRESH_COOKIE } from './auth/cookies.js';
 import { cutSlowReaders } from './http/send-timeout.js';
 import { setNotFound } from './http/not-found.js';
 import { clientKey, limiterKey } from './rate-limit/limiter.js';
@@ -70,10 +73,15 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   const pipeline = new OperationPipeline(schema, { limits: config.limits, introspection: !config.isProduction });
   const manifest = config.persistedQueriesManifest ? loadManifest(config.persistedQueriesManifest) : undefined;
   // The fallback store: while Redis is down, hashes register per instance (clients resend the text).
-  const persisted = new PersistedQueries(backends.counters, config.persistedQueries, manifest);
+  const persisted = new PersistedQueries(backends.persisted, config.persistedQueries, manifest, { maxBytes: config.persistedQueriesBytes });
 
   const responseCache = config.responseCacheBytes > 0 ? new ResponseCache(backends.versions, config.responseCacheBytes) : undefined;
-  const heavy = new HeavyLine(config.heavy.minCost, config.heavy.concurrency);
+  const heavy = new HeavyLine({
+    minCost: config.heavy.minCost,
+    concurrency: config.heavy.concurrency,
+    queue: config.heavy.queue,
+    waitMs: config.heavy.waitMs,
+  });
   const preparer = new RequestPreparer(pipeline, persisted, responseCache, heavy);
 
   const observability = new Observability({ env: config.env, metricsToken: config.metricsToken });
@@ -100,13 +108,16 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   const connectionCaps = new ConnectionCaps(config.connections);
 
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
-  // First at the root: preflights are answered before rate limits and authentication.
+  // First at the root: a duplicate Host is refused, a credential's answer marked private.
+  httpHygiene(app, { credentialCookies: [AUTH_COOKIE, REFRESH_COOKIE] });
+  // Then preflights, answered before rate limits and authentication.
   await app.register(corsPlugin, config.cors);
   setNotFound(app, { '/graphql': methodNotAllowed });
   await app.register(observability.plugin); // observability: GET /metrics, app.metrics, request.observation
   observability.metrics.watchPool(() => backends.db.poolUse()); // observability:
   observability.metrics.watchHeavy(() => heavy.stats); // observability:
-  await app.register(healthRoutes, backends);
+  await app.register(overloadPlugin, { maxEventLoopDelayMs: config.overloadEventLoopDelayMs });
+  await app.register(healthRoutes, { backends, overloaded: () => app.isUnderPressure() });
   const auth = await setupAuth(app, { config, backends, services });
   if (!config.isProduction) await app.register(graphiqlAssetsPlugin);
   await app.register(graphqlHttpRoutes, {
@@ -130,6 +141,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     cors: config.cors,
     trustProxy: config.trustProxy,
     caps: connectionCaps,
+    overloaded: () => app.isUnderPressure(),
     identify: (credential) => auth.auth.callers.fromCredential(credential),
     // Queries and mutations over the socket count on the /graphql limiter's own key and counters.
     limitOperation: async ({ caller, ip }) => (await auth.auth.requestLimit.decide(limiterKey('graphql', clientKey(caller, ip)))).allowed,

@@ -43,6 +43,13 @@ describe('duplicate Host', () => {
     expect(page.status).toBe(400);
   });
 
+  it('refuses a WebSocket upgrade with two Host headers too', async () => {
+    const upgrade = (hosts: string) =>
+      `GET /graphql HTTP/1.1\r\n${hosts}Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`;
+    expect((await raw(upgrade('Host: a.test\r\nHost: b.test\r\n'))).status).toBe(400);
+    expect((await raw(upgrade('Host: a.test\r\n'))).status).toBe(101);
+  });
+
   it('one Host is served as usual', async () => {
     const one = await raw(rawPost(JSON.stringify({ query: '{ __typename }' })));
     expect(one.status).toBe(200);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../helpers/server.js';
+import WebSocket from 'ws';
+import { startServer, wsUrl, type TestServer } from '../helpers/server.js';
 
 /**
  * docs/limits.md, "Overload": while the event loop lags more than
@@ -61,6 +62,15 @@ describe('overload shedding', () => {
       expect(api.status).toBe(503);
       expect(api.body).toEqual({ error: expect.any(String), code: 'OVERLOADED' });
       expect((await ask('/readyz')).status).toBe(503);
+      // A new WebSocket is new work too.
+      const socket = new WebSocket(wsUrl(server), 'graphql-transport-ws');
+      const upgrade = await new Promise<number | string>((resolve) => {
+        socket.once('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+        socket.once('open', () => resolve('open'));
+        socket.once('error', () => {});
+      });
+      socket.terminate();
+      expect(upgrade).toBe(503);
       expect((await ask('/healthz')).status).toBe(200);
     } finally {
       lag.stop();

@@ -19,6 +19,7 @@ import type { OperationPipeline, PreparedOperation } from '../operation/pipeline
 import { execute, type PreparedRequest, type RequestPreparer } from '../operation/request.js';
 import type { CorsPolicy } from '../../http/cors.js';
 import type { ConnectionCaps } from '../../http/connection-caps.js';
+import { hasDuplicateHost } from '../../http/hygiene.js';
 import { cookieToken, clientIp, credentialFromParams } from './auth.js';
 import { FanoutHub, type SubscriptionRequest } from './fanout.js';
 import { WS_CLOSE, WS_LIMITS, WS_PATH } from './protocol.js';
@@ -71,6 +72,8 @@ export interface GraphqlWsOptions {
    * 429 or 503 with `Retry-After`. A place is held from the upgrade until the socket closes.
    */
   caps?: ConnectionCaps;
+  /** True while the process sheds new requests (src/http/overload.ts): new sockets get 503 too. */
+  overloaded?(): boolean;
 }
 
 export interface GraphqlWsServer {
@@ -98,7 +101,7 @@ interface Connection {
 interface WsExecutionArgs extends ExecutionArgs {
   operation: PreparedOperation;
   caller: Caller;
-  run: { prepared: PreparedRequest } | { cached: string } | { subscription: SubscriptionRequest<Connection> };
+  run: { prepared: PreparedRequest; connection: Connection } | { cached: string } | { subscription: SubscriptionRequest<Connection> };
 }
 
 export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): GraphqlWsServer {
@@ -154,7 +157,16 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       const { run } = args as WsExecutionArgs;
       if ('cached' in run) return JSON.parse(run.cached) as ExecutionResult;
       if (!('prepared' in run)) throw new Error('a subscription reached execute');
-      const result = await execute(run.prepared, services);
+      let result: ExecutionResult;
+      try {
+        result = run.prepared.line
+          ? await whileOpen(run.connection.socket, (signal) => execute(run.prepared, services, signal))
+          : await execute(run.prepared, services);
+      } catch (error) {
+        // The heavy line refused it (503 OVERLOADED over HTTP): a result with that error.
+        if (error instanceof RequestError) return { errors: error.errors };
+        throw error;
+      }
       const slot = run.prepared.cacheSlot;
       // Only error-free results are kept, as over HTTP.
       if (slot && !result.errors) options.responseCache?.store(slot, run.prepared.operation.compiled.stringify(result));
@@ -226,7 +238,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     };
     if ('cached' in admission) return { ...base, run: { cached: admission.cached } };
     const { prepared } = admission;
-    if (prepared.operation.operationType !== 'subscription') return { ...base, run: { prepared } };
+    if (prepared.operation.operationType !== 'subscription') return { ...base, run: { prepared, connection } };
     const variablesKey = checkVariables(prepared.operation, params.variables);
     // Checked and counted after the last await, so concurrent subscribes cannot both pass at 100.
     if (connection.subscriptions.size >= WS_LIMITS.maxSubscriptions) {
@@ -320,6 +332,9 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     const path = (request.url ?? '').split('?', 1)[0];
     if (path !== WS_PATH) return refuse(socket, 404);
     if (!accepting) return refuse(socket, 503);
+    // The same rules as every HTTP request (docs/limits.md): one Host, and no new work while overloaded.
+    if (hasDuplicateHost(request.rawHeaders)) return refuse(socket, 400, {}, { error: 'Bad request: more than one Host header' });
+    if (options.overloaded?.()) return refuse(socket, 503, { 'retry-after': '5' }, { error: 'Server overloaded; retry later', code: 'OVERLOADED' });
     const place = options.caps?.acquire(clientIp(request, options.trustProxy));
     if (place && !place.admitted) {
       return refuse(socket, place.status, { 'retry-after': String(place.retryAfterSeconds) }, { error: place.error });
@@ -368,4 +383,17 @@ function refuse(socket: Duplex, status: number, headers: OutgoingHttpHeaders = {
   const lines = Object.entries(head).map(([name, value]) => `${name}: ${String(value)}\r\n`);
   socket.once('finish', () => socket.destroy());
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${content}`);
+}
+
+/** Runs `task` with a signal that aborts once the socket closes (a heavy operation then leaves its line). */
+async function whileOpen<T>(socket: WebSocket, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onClose = () => controller.abort();
+  if (socket.readyState !== WebSocket.OPEN) controller.abort();
+  socket.once('close', onClose);
+  try {
+    return await task(controller.signal);
+  } finally {
+    socket.off('close', onClose);
+  }
 }
