@@ -67,7 +67,7 @@ export class AuthService {
     this.callers = new CallerResolver(this.tokens, this.sessions);
     this.csrf = new CsrfTokens(keys.csrf);
     this.cookies = new AuthCookies(this.secure);
-    // Security counters in stores of their own, never in a cache (SPEC section 10).
+    // Security counters in stores of their own, never in a cache (docs/limits.md).
     const { redis } = backends;
     const prefix = config.redisKeyPrefix;
     this.requestLimit = new RequestLimit(config.rateLimit.max, config.rateLimit.windowMs, redis && { client: redis, keyPrefix: `${prefix}rl` });

@@ -4,7 +4,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 /**
  * The request counts behind every rate limit (docs/limits.md, "Rate limits"):
  * RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS per key, on rate-limiter-flexible in a store of
- * their own that nothing else writes and nothing evicts (SPEC section 10): this
+ * their own that nothing else writes and nothing evicts (docs/limits.md): this
  * process's memory, or Redis with a per-instance memory insurance while Redis is down.
  * A window starts at a key's first request. HTTP and WebSocket decide here, alike.
  */

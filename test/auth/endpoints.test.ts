@@ -17,7 +17,7 @@ import {
   uniqueEmail,
 } from './helpers.js';
 
-// SPEC section 6, endpoint by endpoint: statuses, bodies and every cookie attribute.
+// docs/accounts.md, endpoint by endpoint: statuses, bodies and every cookie attribute.
 
 let s: TestServer;
 beforeAll(async () => {
@@ -100,7 +100,7 @@ describe('POST /api/auth/login', () => {
     userId = (await register(s.url, email, PASSWORD, 'Login Person')).id;
   });
 
-  it('answers 200 {user, accessToken, expiresAt} with both cookies exactly as SPEC lists them', async () => {
+  it('answers 200 {user, accessToken, expiresAt} with both cookies exactly as docs/accounts.md lists them', async () => {
     const response = await fetch(`${s.url}/api/auth/login`, json({ email: email.toUpperCase(), password: PASSWORD }));
     expect(response.status).toBe(200);
     const body = await jsonOf(response);

@@ -3,7 +3,7 @@ import type { Caller } from '../../src/domain/caller.js';
 import type { TestServer } from '../helpers/server.js';
 import { bearer, signUpAs, startServerAt, uniqueEmail } from './helpers.js';
 
-// SPEC section 4 over the wire, one table per operation and one row per role:
+// docs/permissions.md over the wire, one table per operation and one row per role:
 // anonymous, user, editor, admin, and the owner of the target. Callers sign in through
 // /api/auth/login and call /graphql with their bearer token.
 

@@ -7,7 +7,7 @@ import { MemorySlidingWindow } from '../../src/rate-limit/sliding-window.js';
 import type { TestServer } from '../helpers/server.js';
 import { PASSWORD, bearer, cookies, csrf, form, json, jsonOf, login, register, sleep, startServerAt, uniqueEmail } from './helpers.js';
 
-// SPEC section 6: RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS per client (user, else IP),
+// docs/limits.md ("Rate limits"): RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS per client (user, else IP),
 // counted separately for /graphql and /api/auth/*; 429 with Retry-After; failed
 // logins throttled per email address. Each scenario gets its own small-limit server.
 

@@ -4,7 +4,7 @@ import { hashToken } from '../../src/auth/sessions.js';
 import type { TestServer } from '../helpers/server.js';
 import { bearer, cookieOf, cookies, jsonOf, login, register, signUpAs, sleep, startServerAt, uniqueEmail, type Session } from './helpers.js';
 
-// Refresh tokens (SPEC section 6, RFC 9700 §4.14): rotated on every use, reuse of a
+// Refresh tokens (docs/accounts.md, RFC 9700 §4.14): rotated on every use, reuse of a
 // rotated token revokes the whole session, racing refreshes do not sign anyone out.
 
 let s: TestServer;

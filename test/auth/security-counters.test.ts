@@ -6,7 +6,7 @@ import type { TestServer } from '../helpers/server.js';
 import { json, register, startServerAt, uniqueEmail } from './helpers.js';
 
 /**
- * SPEC section 10: security counters are never evicted by other traffic. A caller over
+ * docs/limits.md ("Rate limits", "Failed logins"): security counters are never evicted by other traffic. A caller over
  * the sign-in throttle and a caller over the request limit stay over them while
  * thousands of other clients' requests (distinct loopback addresses) register distinct
  * persisted queries and read distinct posts: more distinct keys than any in-process

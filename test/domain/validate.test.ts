@@ -117,7 +117,7 @@ const cases: Case[] = [
   ['id NUL', () => checkId('id', 'a\u0000'), 'id'],
 ];
 
-describe('input rules (SPEC section 3)', () => {
+describe('input rules (docs/schema.md)', () => {
   it.each(cases)('%s', (_label, run, argument) => {
     if (argument === null) {
       expect(run).not.toThrow();

@@ -12,7 +12,7 @@ export interface SignedIn {
 }
 
 /**
- * Signs in through `POST /api/auth/login` (SPEC section 6) with a seeded demo account
+ * Signs in through `POST /api/auth/login` (docs/accounts.md) with a seeded demo account
  * (start the server with `SEED_DEMO_DATA: 'auto'`), or any account and password.
  */
 export async function signIn(server: TestServer, email: string, password: string = DEMO_PASSWORD): Promise<SignedIn> {

@@ -3,7 +3,7 @@ import { Agent, request } from 'node:http';
 /**
  * An HTTP client whose connections leave from one loopback address. Every address in
  * 127.0.0.0/8 is loopback, so one test can be thousands of clients, each seen by the
- * service as its own IP (SPEC section 10's eviction attempts). Keep-alive, so each
+ * service as its own IP (the eviction attempts docs/limits.md rules out). Keep-alive, so each
  * client costs one connection.
  */
 export interface AddressClient {

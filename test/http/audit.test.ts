@@ -4,7 +4,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
  * graphql-http's own GraphQL-over-HTTP conformance audits, run against the real service
- * in development mode. Every MUST passes. Some SHOULDs warn by design: SPEC section 2
+ * in development mode. Every MUST passes. Some SHOULDs warn by design: docs/graphql-endpoint.md
  * answers parse and validation errors with 400 even for `application/json` clients.
  */
 let server: TestServer;
@@ -39,7 +39,7 @@ describe('graphql-http audit suite', () => {
     );
     // Only SHOULDs may warn, never error (an error means a MUST failed). The expected
     // warnings are the three "use 200 for parse / validation / variable errors with
-    // application/json" audits: SPEC section 2 answers those with 400 on purpose.
+    // application/json" audits: docs/graphql-endpoint.md answers those with 400 on purpose.
     for (const r of warned) expect(r.status).toBe('warn');
     for (const r of warned) expect(['572B', 'FDE2', '7B9B'], `${r.id} ${r.name}`).toContain(r.id);
   });

@@ -5,7 +5,7 @@ import { userRows } from '../helpers/rows.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * SPEC section 2: resolving `users { posts { author { name postsCount } } }` costs a
+ * docs/graphql-endpoint.md ("Execution"): resolving `users { posts { author { name postsCount } } }` costs a
  * constant number of SQL statements, whatever the number of users and posts; loaders
  * batch and cache within one request only.
  */

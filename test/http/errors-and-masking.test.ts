@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, TEST_SECRET, type TestServer } from '../helpers/server.js';
 
 /**
- * SPEC section 7: every error has `message` and `extensions.code`; nothing leaks — no
+ * docs/errors.md: every error has `message` and `extensions.code`; nothing leaks — no
  * stack traces, no SQL, no internal messages in production, no "Did you mean"
  * suggestions, no introspection or GraphiQL. One development and one production server.
  */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * SPEC section 7 limits over the wire, at the defaults (depth 7, complexity 1,000,
+ * docs/limits.md over the wire, at the defaults (depth 7, complexity 1,000,
  * 2,000 tokens, 30 aliases), and with QUERY_MAX_DEPTH / QUERY_MAX_COMPLEXITY changed.
  */
 let server: TestServer;
@@ -36,7 +36,7 @@ async function expectRuns(query: string, variables?: Record<string, unknown>, ta
 }
 
 describe('depth', () => {
-  it('counts the root field as level 1 (the SPEC example has depth 4 and runs)', async () => {
+  it('counts the root field as level 1 (the docs/limits.md example has depth 4 and runs)', async () => {
     await expectRuns('{ users(limit: 2) { posts(limit: 2) { author { name } } } }');
   });
 
@@ -74,7 +74,7 @@ describe('depth', () => {
 });
 
 describe('complexity', () => {
-  it('runs the SPEC example at the defaults (cost 420)', async () => {
+  it('runs the docs/limits.md example at the defaults (cost 420)', async () => {
     await expectRuns('{ users { posts { author { name } } } }');
   });
 

@@ -4,7 +4,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Mutations over the wire with signed-in demo accounts (POST /api/auth/login): every
- * input rule of SPEC section 3 is BAD_USER_INPUT naming the argument, a rejected mutation
+ * input rule of docs/schema.md is BAD_USER_INPUT naming the argument, a rejected mutation
  * stores nothing, permissions (UNAUTHENTICATED / FORBIDDEN), NOT_FOUND messages,
  * coercion of mutation arguments, and the per-caller field rules of section 4.
  */

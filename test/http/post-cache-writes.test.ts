@@ -3,7 +3,7 @@ import { signIn, type SignedIn } from '../helpers/auth.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * SPEC section 3: `post(id)` is cached for up to 300 s and is never stale after a write
+ * docs/schema.md ("Caching"): `post(id)` is cached for up to 300 s and is never stale after a write
  * that changes the post or its reactions. Every write here goes over the wire with a
  * signed-in demo account; every read right after it must show the write, though the
  * entry was cached just before.

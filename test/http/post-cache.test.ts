@@ -3,7 +3,7 @@ import { MemoryStore } from '../../src/store/memory.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * SPEC section 3: `post(id)` may be served from a key-value cache (in memory here) for
+ * docs/schema.md ("Caching"): `post(id)` may be served from a key-value cache (in memory here) for
  * up to 300 s. These are the read-side facts, anonymously: a repeated lookup costs no SQL,
  * entries live at most 300 s, and visibility is checked per caller even on a hit.
  * Freshness after writes over the wire is in post-cache-writes.test.ts.

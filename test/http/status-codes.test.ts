@@ -3,7 +3,7 @@ import { MAX_BODY_BYTES } from '../../src/graphql/http/route.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * SPEC section 2, status by status: every malformed request gets its 4xx and code, as
+ * docs/graphql-endpoint.md ("Status codes"), status by status: every malformed request gets its 4xx and code, as
  * `{errors: [{message, extensions: {code}}]}` with no `data` — never a 500, never a stack.
  */
 let server: TestServer;

@@ -7,7 +7,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { eventually, freshDatabase } from './instances.js';
 
 /**
- * SPEC section 3: `post(id)` is never stale after a write — also when the write happens
+ * docs/schema.md ("Caching"): `post(id)` is never stale after a write — also when the write happens
  * while Redis is down and Redis comes back WITH its data (a persistent Redis, or a
  * network partition between one instance and Redis). The writer's invalidation failed;
  * the entry cached before the outage is still in Redis. The writer replays its missed

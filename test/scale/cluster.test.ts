@@ -7,7 +7,7 @@ import { query } from '../helpers/postgres.js';
 import { cookieValues, eventually, freshDatabase, randomIp, startInstance, type Instance } from './instances.js';
 
 /**
- * SPEC sections 1 and 8: two service processes on one PostgreSQL and one Redis behave
+ * docs/operations.md ("Several instances"): two service processes on one PostgreSQL and one Redis behave
  * as one service. Both start at the same moment on an empty database (the migration and
  * seeding race), then every test talks to both.
  */
@@ -39,7 +39,7 @@ afterAll(async () => {
   const codes = await Promise.all([a?.stop(), b?.stop()]);
   redis?.disconnect();
   await database?.drop();
-  // SIGTERM drains and exits 0 (SPEC section 1).
+  // SIGTERM drains and exits 0 (docs/operations.md).
   expect(codes).toEqual([0, 0]);
 });
 

@@ -3,7 +3,7 @@ import { query, startPostgres, type PostgresCluster } from '../helpers/postgres.
 import { eventually, startInstance, type Instance } from './instances.js';
 
 /**
- * SPEC section 1: `/readyz` answers 503 while the database does not answer, requests
+ * docs/operations.md ("When PostgreSQL is down"): `/readyz` answers 503 while the database does not answer, requests
  * fail with a clean error, and everything recovers by itself once it is back. No
  * acknowledged write is lost: writers run throughout, PostgreSQL crashes (immediate
  * shutdown, no checkpoint) under them, and every write that was answered with success

@@ -8,7 +8,7 @@ import { startRedis, type RedisServer } from '../helpers/redis.js';
 import { eventually, freshDatabase, randomIp, startInstance, type Instance } from './instances.js';
 
 /**
- * SPEC section 1: Redis being down degrades but does not stop the service, and once it
+ * docs/operations.md ("When Redis is down"): Redis being down degrades but does not stop the service, and once it
  * is back everything resumes without a restart. Two instances on a redis-server of this
  * file's own, which is killed and started again while a subscriber is connected.
  */

@@ -30,7 +30,7 @@ function nested(levels: number): string {
 }
 
 describe('maxDepthRule', () => {
-  it('passes the SPEC example of depth 4', () => {
+  it('passes the docs/limits.md example of depth 4', () => {
     expect(check('{ users { posts { author { name } } } }', maxDepthRule(4))).toEqual([]);
     const errors = check('{ users { posts { author { name } } } }', maxDepthRule(3));
     expect(errors).toHaveLength(1);
@@ -103,7 +103,7 @@ describe('maxDepthRule', () => {
 });
 
 describe('computeComplexity', () => {
-  it('matches the SPEC examples', () => {
+  it('matches the docs/limits.md examples', () => {
     expect(cost('{ users { posts { author { name } } } }')).toBe(420);
     expect(cost('{ users(limit: 100) { posts(limit: 10) { author { name } } } }')).toBe(2100);
   });

@@ -8,7 +8,7 @@ import { MemorySlidingWindow, type SlidingWindow, type WindowOptions } from '../
 import { hasRedisServer, startRedis, type RedisServer } from '../helpers/redis.js';
 
 /**
- * SPEC section 10: the sign-in throttle is a sliding window (no fresh allowance at a
+ * docs/limits.md ("Failed logins"): the sign-in throttle is a sliding window (no fresh allowance at a
  * clock boundary) whose Retry-After is the real wait; IPv6 clients are counted per /64.
  * The windows run on an injected clock, in memory and on a real redis-server.
  */

@@ -4,7 +4,7 @@ import { tags } from '../../src/domain/reads.js';
 import { LocalVersions } from '../../src/store/versions.js';
 
 /**
- * SPEC section 10: no eviction makes a revoked session valid again. A remembered lookup
+ * docs/accounts.md and docs/limits.md: no eviction makes a revoked session valid again. A remembered lookup
  * stands only while its versions are unchanged; a revocation bumps the session's tag,
  * and when that tag is later evicted from the versions the floor rises to its version,
  * so the tag never reads as the remembered version again. (The revocation itself is the
