@@ -26,6 +26,11 @@ export interface Backends {
   kv: KeyValueStore;
   /** Rate-limit counters and persisted queries. With Redis: per-instance memory while it is down. */
   counters: KeyValueStore;
+  /**
+   * Persisted query documents: in memory, PERSISTED_QUERIES_MB at most (least recently
+   * used dropped); with Redis, in Redis with their TTL, and in that memory while it is down.
+   */
+  persisted: KeyValueStore;
   pubsub: PubSub;
   /** The Redis command client, where security counters keep keys of their own (src/rate-limit); undefined without Redis. */
   redis: Redis | undefined;
@@ -49,6 +54,7 @@ export function createBackends(config: Config): Backends {
   const db = connectDatabase(config.database);
   if (!config.redisUrl) {
     const kv = new MemoryStore();
+    const persisted = persistedMemory(config);
     const pubsub = new MemoryPubSub();
     const versions = new LocalVersions(db.externalChanges);
     db.onUnannouncedWrite(() => versions.bump([EVERYTHING]));
@@ -56,6 +62,7 @@ export function createBackends(config: Config): Backends {
       db,
       kv,
       counters: kv,
+      persisted,
       pubsub,
       redis: undefined,
       versions,
@@ -64,6 +71,7 @@ export function createBackends(config: Config): Backends {
       async close() {
         await pubsub.close();
         await kv.close();
+        await persisted.close();
         await db.close();
       },
     };
@@ -96,6 +104,8 @@ function createRedisBackends(config: Config, url: string, db: Db): Backends {
   const prefix = config.redisKeyPrefix;
   const kv = new CacheStore(new RedisStore(client, `${prefix}cache:`), { onError });
   const counters = new FallbackStore(new RedisStore(client, `${prefix}kv:`), new MemoryStore(), onError);
+  // Under the same keys as before, so documents registered by an older version stay found.
+  const persisted = new FallbackStore(new RedisStore(client, `${prefix}kv:`), persistedMemory(config), onError);
   const pubsub = new RedisPubSub(client, subscriber, { channelPrefix: prefix, onError });
   // In the cache store: a bump Redis missed is replayed, and its tag bypassed until then.
   const versions = new SharedVersions(kv, onError, db.externalChanges);
@@ -105,6 +115,7 @@ function createRedisBackends(config: Config, url: string, db: Db): Backends {
     db,
     kv,
     counters,
+    persisted,
     pubsub,
     redis: client,
     versions,
@@ -125,8 +136,14 @@ function createRedisBackends(config: Config, url: string, db: Db): Backends {
       await pubsub.close();
       await kv.close();
       await counters.close();
+      await persisted.close();
       await Promise.all(connections.map(closeRedis));
       await db.close();
     },
   };
+}
+
+/** Persisted documents in this process: their own budget, so no other traffic evicts them and they crowd out nothing. */
+function persistedMemory(config: Config): MemoryStore {
+  return new MemoryStore({ maxBytes: config.persistedQueriesBytes });
 }

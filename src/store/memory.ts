@@ -1,12 +1,45 @@
 import { LRUCache } from 'lru-cache';
 import type { KeyValueStore } from './kv.js';
 
-/** The in-process store: bounded, so a flood of distinct keys cannot exhaust memory. */
+/** The in-process caches' default budget (docs/limits.md, "Memory"). */
+export const DEFAULT_MEMORY_STORE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * What one entry holds: key and value at two bytes a character (V8 keeps a string with
+ * any non-Latin-1 character in two bytes each; counting them all so keeps the bound a
+ * bound), plus the cache's own node, map slot and TTL bookkeeping.
+ */
+export function entryBytes(key: string, value: string): number {
+  return (key.length + value.length) * 2 + 128;
+}
+
+export interface MemoryStoreOptions {
+  /** Bytes of keys and values at most; the least recently used go first. */
+  maxBytes?: number;
+  /** A value whose entry alone is larger is not kept (a set is a no-op, a get then misses). */
+  maxEntryBytes?: number;
+}
+
+/**
+ * The in-process store: bounded in bytes, not entries, so a flood of large or distinct
+ * values cannot exhaust memory (docs/limits.md, "Memory").
+ */
 export class MemoryStore implements KeyValueStore {
   private readonly entries: LRUCache<string, string>;
 
-  constructor(maxEntries = 50_000) {
-    this.entries = new LRUCache<string, string>({ max: maxEntries, ttlAutopurge: false });
+  constructor(options: MemoryStoreOptions = {}) {
+    const maxBytes = options.maxBytes ?? DEFAULT_MEMORY_STORE_BYTES;
+    this.entries = new LRUCache<string, string>({
+      maxSize: maxBytes,
+      maxEntrySize: Math.min(options.maxEntryBytes ?? maxBytes, maxBytes),
+      sizeCalculation: (value, key) => entryBytes(key, value),
+      ttlAutopurge: false,
+    });
+  }
+
+  /** Bytes held now, as counted against the bound (tests, diagnostics). */
+  get bytes(): number {
+    return this.entries.calculatedSize;
   }
 
   async get(key: string): Promise<string | undefined> {

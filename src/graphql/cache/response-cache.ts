@@ -35,8 +35,11 @@ export type Lookup = { body: string } | CacheSlot | undefined;
 
 export class ResponseCache {
   private readonly entries: LRUCache<string, Entry>;
-  /** With Redis: the tags each operation and variables read last time, fetched with the next lookup. */
-  private readonly lastTags = new LRUCache<string, readonly string[]>({ max: 10_000 });
+  /**
+   * With Redis: the tags each operation and variables read last time, fetched with the next
+   * lookup. Keyed by the client's variables, so bounded in bytes too (an eighth of the budget).
+   */
+  private readonly lastTags: LRUCache<string, readonly string[]>;
   private readonly operationIds = new WeakMap<PreparedOperation, string>();
   private nextOperationId = 0;
   /** Lookups answered from the cache, and lookups that had to execute (metrics, tests). */
@@ -51,7 +54,13 @@ export class ResponseCache {
       // Not needed for correctness (the versions are); it frees memory of idle entries.
       ttl: 300_000,
       // Characters count twice: V8 keeps a string with any non-Latin-1 character in two bytes each.
-      sizeCalculation: (entry, key) => (entry.body.length + key.length + entry.tags.length * 48) * 2 + 96,
+      // Tags are counted at their length (an id in a tag is the client's), each with its version.
+      sizeCalculation: (entry, key) => (entry.body.length + key.length) * 2 + tagsBytes(entry.tags) + 96,
+    });
+    this.lastTags = new LRUCache<string, readonly string[]>({
+      max: 10_000,
+      maxSize: Math.max(1024 * 1024, Math.floor(maxBytes / 8)),
+      sizeCalculation: (tags, key) => key.length * 2 + tagsBytes(tags) + 96,
     });
   }
 
@@ -142,6 +151,13 @@ export class ResponseCache {
     }
     return id;
   }
+}
+
+/** A tag's characters, its slot in the list and its version (a number, or a random token with Redis). */
+function tagsBytes(tags: readonly string[]): number {
+  let bytes = 0;
+  for (const tag of tags) bytes += tag.length * 2 + 64;
+  return bytes;
 }
 
 /** In memory: every tag still at its recorded version (skipped while no bump happened since the last check). */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { KeyValueStore } from '../../store/kv.js';
+import { entryBytes } from '../../store/memory.js';
 import { requestError } from './errors.js';
 
 /**
@@ -14,6 +15,12 @@ export type PersistedMode = 'on' | 'only' | 'off';
 const KEY_PREFIX = 'apq:';
 const TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
+/**
+ * A document larger than this share of PERSISTED_QUERIES_MB is executed but not
+ * registered (the client keeps sending its text): a few huge documents must not push
+ * out every other client's (docs/limits.md, "Memory").
+ */
+const LARGEST_SHARE = 8;
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
@@ -30,12 +37,23 @@ export interface ResolvedQuery {
   fromStore: boolean;
 }
 
+export interface PersistedOptions {
+  /** PERSISTED_QUERIES_MB in bytes: the store's own budget, which also sets the largest document registered. */
+  maxBytes?: number;
+}
+
 export class PersistedQueries {
+  /** Bytes (as the in-process store counts them) of the largest document registered. */
+  readonly maxDocumentBytes: number;
+
   constructor(
     private readonly store: KeyValueStore,
     readonly mode: PersistedMode,
     private readonly manifest: ReadonlyMap<string, string> = new Map(),
-  ) {}
+    options: PersistedOptions = {},
+  ) {
+    this.maxDocumentBytes = Math.floor((options.maxBytes ?? 16 * 1024 * 1024) / LARGEST_SHARE);
+  }
 
   /** The query text to run, or a RequestError to answer with. */
   async resolve(query: unknown, extensions: Record<string, unknown> | null | undefined): Promise<ResolvedQuery> {
@@ -60,8 +78,11 @@ export class PersistedQueries {
     return { query, registerAs: hash, fromStore: false };
   }
 
+  /** Stores the document under its hash (for TTL_MS), unless it is too large to keep. */
   async register(hash: string, query: string): Promise<void> {
-    await this.store.set(KEY_PREFIX + hash, query, TTL_MS);
+    const key = KEY_PREFIX + hash;
+    if (entryBytes(key, query) > this.maxDocumentBytes) return;
+    await this.store.set(key, query, TTL_MS);
   }
 
   private async lookup(hash: string): Promise<string | undefined> {

@@ -9,9 +9,10 @@ import {
   type ExecutionResult,
   type GraphQLSchema,
   type OperationTypeNode,
+  type Token,
   type ValidationRule,
 } from 'graphql';
-import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { compileQuery, isCompiledQuery, type CompiledQuery, type CompilerOptions } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
 import { RequestError, requestError, withCode } from './errors.js';
@@ -30,10 +31,30 @@ import {
  * The transport-free half of every operation: parse → validate (spec rules, limits,
  * no introspection in production) → compile with graphql-jit. HTTP and WebSocket
  * adapters both call `prepare` from their `onSubscribe` hooks, so there is one set
- * of rules. Documents are cached by their text in a bounded LRU: a repeated
+ * of rules. Documents are cached by their text in an LRU bounded in bytes: a repeated
  * operation is not parsed, validated or compiled again, and a repeated bad one is
- * refused from the cache too.
+ * refused from the cache too (docs/limits.md, "Memory").
  */
+
+/** The parsed-document cache's budget, and the most a single entry may take of it. */
+const DOCUMENT_CACHE_BYTES = 64 * 1024 * 1024;
+const LARGEST_CACHED_ENTRY = 4 * 1024 * 1024;
+/**
+ * Longer texts are parsed for each request and never kept. Within 2,000 tokens a real
+ * document is a few KB; the rest of a longer one is padding (comments, whitespace,
+ * string literals), which would cost memory for nothing but the attacker's gain.
+ */
+const LARGEST_CACHED_TEXT = 64 * 1024;
+/**
+ * What an entry holds, estimated (measured with `global.gc` on documents of many shapes;
+ * docs/limits.md): the text at two bytes a character, ~300 bytes per token for the
+ * AST, its locations and the token list (comments included), and ~4 bytes per character
+ * of the function graphql-jit generated for each compiled operation (its source, code and
+ * per-field plan: a 3.6 KB document of 30 aliases compiles to 0.5 MB of source and holds 2.4 MB).
+ */
+const ENTRY_BASE_BYTES = 4 * 1024;
+const BYTES_PER_TOKEN = 300;
+const BYTES_PER_COMPILED_CHAR = 4;
 
 export interface PreparedOperation {
   readonly document: DocumentNode;
@@ -51,10 +72,12 @@ export interface CheckedOperation {
 }
 
 interface DocumentEntry {
+  /** Estimated bytes held, grown as operations of the document are compiled. */
+  bytes: number;
   readonly document: DocumentNode | undefined;
   readonly errors: readonly GraphQLError[] | undefined;
   readonly fragments: ReturnType<typeof collectFragments> | undefined;
-  /** Compiled operations by operation name ('' for the only one), or the error that names it. */
+  /** Compiled operations by operation name ('' for the only one), or why it cannot compile; never names the document lacks. */
   readonly operations: Map<string, PreparedOperation | RequestError>;
   readonly costs: Map<string, number | 'variable'>;
 }
@@ -75,9 +98,10 @@ export class OperationPipeline {
   ) {
     this.documents = new LRUCache({
       max: options.cacheSize ?? 1000,
-      // Bounded by text size too, so a flood of large distinct documents cannot grow memory.
-      maxSize: 64 * 1024 * 1024,
-      sizeCalculation: (_entry, key) => key.length * 2 + 1024,
+      // Bounded by what entries hold, so a flood of large or costly documents cannot grow memory.
+      maxSize: DOCUMENT_CACHE_BYTES,
+      maxEntrySize: LARGEST_CACHED_ENTRY,
+      sizeCalculation: (entry) => entry.bytes,
     });
     this.rules = [
       ...specifiedRules,
@@ -101,6 +125,11 @@ export class OperationPipeline {
     });
   }
 
+  /** Estimated bytes the cached documents hold (tests, diagnostics). */
+  get cachedBytes(): number {
+    return this.documents.calculatedSize;
+  }
+
   private prepareNow(
     query: string,
     operationName: string | null | undefined,
@@ -111,8 +140,19 @@ export class OperationPipeline {
     const name = operationName ?? '';
     let operation = entry.operations.get(name);
     if (!operation) {
-      operation = this.compile(query, entry.document!, operationName ?? undefined);
-      entry.operations.set(name, operation);
+      const compiled = this.compile(query, entry.document!, operationName ?? undefined);
+      operation = compiled.operation;
+      if (compiled.bytes > 0) {
+        // Kept only for names the document has: any other name a client sends is refused anew.
+        entry.operations.set(name, operation);
+        entry.bytes += compiled.bytes;
+        // Put back so the cache counts the entry's new size (or drops it, now too large):
+        // lru-cache sizes a value when it is set, and setting the same value again keeps the old size.
+        if (this.documents.peek(query) === entry) {
+          this.documents.delete(query);
+          this.documents.set(query, entry);
+        }
+      }
     }
     if (operation instanceof RequestError) throw operation;
     return { operation, cost: this.checkCost(entry, operation, variables) };
@@ -122,15 +162,18 @@ export class OperationPipeline {
     let entry = this.documents.get(query);
     if (!entry) {
       entry = this.analyse(query);
-      this.documents.set(query, entry);
+      // An entry estimated over LARGEST_CACHED_ENTRY is not kept by the cache either.
+      if (query.length <= LARGEST_CACHED_TEXT) this.documents.set(query, entry);
     }
     return entry;
   }
 
   private analyse(query: string): DocumentEntry {
     const failed = (errors: readonly GraphQLError[]): DocumentEntry => ({
+      // The text and compact errors only: no AST, no source, no stack.
+      bytes: ENTRY_BASE_BYTES + query.length * 2 + errors.length * 512,
       document: undefined,
-      errors,
+      errors: errors.map(compact),
       fragments: undefined,
       operations: new Map(),
       costs: new Map(),
@@ -146,22 +189,47 @@ export class OperationPipeline {
     }
     const errors = validate(this.schema, document, this.rules);
     if (errors.length > 0) return failed(errors.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED')));
-    return { document, errors: undefined, fragments: collectFragments(document), operations: new Map(), costs: new Map() };
+    // Tokens are counted only for documents that may be kept.
+    const tokens = query.length <= LARGEST_CACHED_TEXT ? tokenCount(document) : 0;
+    return {
+      bytes: ENTRY_BASE_BYTES + query.length * 2 + tokens * BYTES_PER_TOKEN,
+      document,
+      errors: undefined,
+      fragments: collectFragments(document),
+      operations: new Map(),
+      costs: new Map(),
+    };
   }
 
-  private compile(query: string, document: DocumentNode, operationName: string | undefined): PreparedOperation | RequestError {
+  /** The operation (or why it cannot run) and the bytes it adds to its entry; 0 when it must not be kept. */
+  private compile(
+    query: string,
+    document: DocumentNode,
+    operationName: string | undefined,
+  ): { operation: PreparedOperation | RequestError; bytes: number } {
     const ast = getOperationAST(document, operationName);
     if (!ast) {
       const message = operationName
         ? `Unknown operation named "${operationName}"`
         : 'Must provide operation name if query contains multiple operations';
-      return requestError(message, 'GRAPHQL_VALIDATION_FAILED');
+      return { operation: requestError(message, 'GRAPHQL_VALIDATION_FAILED'), bytes: 0 };
     }
-    const compiled = compileQuery(this.schema, document, operationName, { customJSONSerializer: true });
+    // `debug` hands back the generated source, whose length sizes the entry; it is dropped at once.
+    const options: Partial<CompilerOptions> & { debug: boolean } = { customJSONSerializer: true, debug: true };
+    const compiled = compileQuery(this.schema, document, operationName, options);
     if (!isCompiledQuery(compiled)) {
-      return new RequestError((compiled as ExecutionResult).errors?.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED')) ?? []);
+      const errors = (compiled as ExecutionResult).errors?.map((e) => compact(withCode(e, 'GRAPHQL_VALIDATION_FAILED'))) ?? [];
+      return { operation: new RequestError(errors), bytes: 1024 };
     }
-    return { document, operationName, operationType: ast.operation, compiled, key: `${operationName ?? ''}\u0000${query}` };
+    const debug = compiled as { __DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation?: string };
+    const source = debug.__DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation;
+    delete debug.__DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation;
+    // Should graphql-jit stop handing it back: the most a token was measured to cost compiled.
+    const bytes = source !== undefined ? source.length * BYTES_PER_COMPILED_CHAR : tokenCount(document) * 3_000;
+    return {
+      operation: { document, operationName, operationType: ast.operation, compiled, key: `${operationName ?? ''}\u0000${query}` },
+      bytes: ENTRY_BASE_BYTES + bytes,
+    };
   }
 
   private checkCost(entry: DocumentEntry, operation: PreparedOperation, variables: Record<string, unknown> | null | undefined): number {
@@ -180,5 +248,29 @@ export class OperationPipeline {
 
   private cost(entry: DocumentEntry, operation: PreparedOperation, variables: Record<string, unknown> | null | undefined): number {
     return computeComplexity(this.schema, operation.document, operation.operationName, variables, entry.fragments);
+  }
+}
+
+/** Tokens the parsed document keeps linked from its locations, comments included. */
+function tokenCount(document: DocumentNode): number {
+  let count = 0;
+  for (let token: Token | null | undefined = document.loc?.startToken; token; token = token.next) count++;
+  return count;
+}
+
+/**
+ * A copy of a refusal that keeps what clients see (message, locations, code) without the
+ * AST nodes, the source text or the stack frames the original holds: a cached refusal
+ * must not keep alive the document, or the request, that it refused.
+ */
+function compact(error: GraphQLError): GraphQLError {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    const copy = new GraphQLError(error.message, { extensions: error.extensions, originalError: error.originalError });
+    if (error.locations) (copy as { locations?: GraphQLError['locations'] }).locations = error.locations;
+    return copy;
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }
