@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { requestError } from '../operation/errors.js';
 import { assertNesting } from '../operation/nesting.js';
 import type { OperationParams } from '../operation/request.js';
+import { prefersHtml } from './media.js';
 
 /**
  * Reads `{query, variables, operationName, extensions}` from a GET query string or a
@@ -56,8 +57,7 @@ export function readParams(req: RawGraphQLRequest): OperationParams {
 
 /** A browser asking for the GraphiQL page rather than for a result. */
 export function wantsHtml(req: Pick<RawGraphQLRequest, 'url' | 'headers'>): boolean {
-  const accept = firstHeader(req.headers, 'accept') ?? '';
-  return accept.includes('text/html') && !new URLSearchParams(req.url.split('?', 2)[1] ?? '').has('query');
+  return prefersHtml(firstHeader(req.headers, 'accept')) && !new URLSearchParams(req.url.split('?', 2)[1] ?? '').has('query');
 }
 
 export function firstHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
