@@ -7,6 +7,8 @@ import {
   complexityError,
   computeComplexity,
   countTokensWithin,
+  expandedFields,
+  MAX_EXPANDED_FIELDS,
   maxAliasesRule,
   maxDepthRule,
 } from '../../src/graphql/operation/limits.js';
@@ -230,5 +232,36 @@ describe('complexityError', () => {
     const error = complexityError(2100, 1000);
     expect(error.message).toBe('Query too complex');
     expect(error.extensions).toEqual({ code: 'MAX_COMPLEXITY' });
+  });
+});
+
+describe('expandedFields', () => {
+  const fields = (doc: string, operationName?: string) => expandedFields(schema, parse(doc), operationName);
+
+  it('counts every field once fragments are spread, scalars included, __typename not', () => {
+    expect(fields('{ users { id name posts { id } } __typename }')).toBe(5);
+    expect(fields('{ a: users { ...U } b: users { ...U } } fragment U on User { id posts { id author { name } } }')).toBe(2 + 2 * 5);
+    expect(fields('{ posts { ... on Post { id title } } }')).toBe(3);
+  });
+
+  it('ignores limit, @skip and @include: what is compiled, not what is returned', () => {
+    expect(cost('{ users(limit: 0) { posts { id } } }')).toBe(0);
+    expect(fields('{ users(limit: 0) { posts { id } } }')).toBe(3);
+    expect(fields('{ users @skip(if: true) { id } }')).toBe(2);
+  });
+
+  it('multiplies through fragments that spread each other, memoised per fragment', () => {
+    // Each level spreads the next twice: 2^12 paths, counted without walking them.
+    const levels = 12;
+    const fragments = Array.from({ length: levels }, (_, k) =>
+      k === levels - 1 ? `fragment F${k} on User { id }` : `fragment F${k} on User { a: posts(limit: 0) { author { ...F${k + 1} } } b: posts(limit: 0) { author { ...F${k + 1} } } }`,
+    );
+    const doc = `{ users(limit: 0) { ...F0 } } ${fragments.join(' ')}`;
+    expect(fields(doc)).toBeGreaterThan(MAX_EXPANDED_FIELDS * 10);
+    expect(cost(doc)).toBe(0);
+  });
+
+  it('counts the chosen operation only', () => {
+    expect(fields('query A { users { id } } query B { posts { id title } }', 'B')).toBe(3);
   });
 });

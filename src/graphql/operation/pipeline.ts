@@ -23,6 +23,8 @@ import {
   complexityError,
   computeComplexity,
   countTokensWithin,
+  expandedFields,
+  MAX_EXPANDED_FIELDS,
   maxAliasesRule,
   maxDepthRule,
 } from './limits.js';
@@ -213,6 +215,10 @@ export class OperationPipeline {
         ? `Unknown operation named "${operationName}"`
         : 'Must provide operation name if query contains multiple operations';
       return { operation: requestError(message, 'GRAPHQL_VALIDATION_FAILED'), bytes: 0 };
+    }
+    // Compiling costs in proportion to the expanded fields, whatever the cost says (limit: 0).
+    if (expandedFields(this.schema, document, operationName) > MAX_EXPANDED_FIELDS) {
+      return { operation: new RequestError([complexityError(0, this.options.limits.maxComplexity)]), bytes: 1024 };
     }
     // `debug` hands back the generated source, whose length sizes the entry; it is dropped at once.
     const options: Partial<CompilerOptions> & { debug: boolean } = { customJSONSerializer: true, debug: true };
