@@ -8,7 +8,7 @@ import type { PreparedOperation } from '../operation/pipeline.js';
 /**
  * Subscription fan-out: each event is executed once per *group* — subscribers with the
  * same prepared operation, the same variables and the same visibility class (the
- * caller's identity) — and the serialised payload is written, as the same bytes, to
+ * caller's identity) — and the payload, serialised once, is written to
  * every socket of the group. One execution per event instead of one per subscriber,
  * and a group never mixes callers who could see different data
  * (docs/design-notes.md#subscription-fan-out).
@@ -35,7 +35,7 @@ export interface FanoutOptions<C> {
   services: Services;
   format: FormatOptions;
   /** Writes one complete graphql-transport-ws `next` message (text) to a connection. */
-  write(connection: C, message: Buffer): void;
+  write(connection: C, message: string): void;
 }
 
 /** Callers who may see different data never share a group; equal callers always may. */
@@ -44,7 +44,6 @@ export function visibilityClass(caller: Caller): string {
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
-const SUFFIX = Buffer.from('}');
 
 export class FanoutHub<C> {
   private readonly groups = new Map<string, Group<C>>();
@@ -94,7 +93,7 @@ export class FanoutHub<C> {
     if (this.groups.get(group.key) === group) this.groups.delete(group.key);
   }
 
-  /** @internal One execution and one serialisation, then the same bytes to every active member. */
+  /** @internal One execution and one serialisation, then the same payload to every active member. */
   deliver(group: Group<C>, event: unknown): Promise<void> {
     const delivery = this.render(group, event).then((body) => {
       for (const member of group.members) if (member.active) this.options.write(member.subscriber.connection, member.frame(body));
@@ -103,7 +102,7 @@ export class FanoutHub<C> {
     return delivery.finally(() => this.inflight.delete(delivery));
   }
 
-  private async render(group: Group<C>, event: unknown): Promise<Buffer> {
+  private async render(group: Group<C>, event: unknown): Promise<string> {
     const { prepared } = group;
     let result: ExecutionResult;
     try {
@@ -112,10 +111,9 @@ export class FanoutHub<C> {
     } catch (error) {
       result = { data: null, errors: [internalError(error)] };
     }
-    const json = result.errors?.length
+    return result.errors?.length
       ? JSON.stringify({ data: result.data, errors: result.errors.map((e) => formatError(e, this.options.format)) })
       : prepared.compiled.stringify(result);
-    return Buffer.from(json);
   }
 }
 
@@ -215,17 +213,21 @@ class Member<C> implements AsyncIterableIterator<ExecutionResult> {
   private failure: unknown;
   private resolvePending: ((result: IteratorResult<ExecutionResult>) => void) | undefined;
   private rejectPending: ((error: unknown) => void) | undefined;
-  private prefix: Buffer | undefined;
+  private idJson: string | undefined;
 
   constructor(
     private readonly group: Group<C>,
     readonly subscriber: Subscriber<C>,
   ) {}
 
-  /** The whole `next` message for this subscriber around a shared payload. */
-  frame(body: Buffer): Buffer {
-    this.prefix ??= Buffer.from(`{"id":${JSON.stringify(this.subscriber.id)},"type":"next","payload":`);
-    return Buffer.concat([this.prefix, body, SUFFIX], this.prefix.length + body.length + 1);
+  /**
+   * The `next` message for this subscriber around the group's payload, serialised once:
+   * graphql-ws's own `stringifyMessage` would serialise the payload again per subscriber
+   * (docs/design-notes.md#subscription-fan-out); ws frames and encodes the text.
+   */
+  frame(payload: string): string {
+    this.idJson ??= JSON.stringify(this.subscriber.id);
+    return `{"id":${this.idJson},"type":"next","payload":${payload}}`;
   }
 
   /** Ended by the group: a pending read completes, or fails with the stream's error. */
