@@ -88,7 +88,7 @@ export async function setupAuth(app: FastifyInstance, deps: { config: Config; ba
     });
     area.addHook('onSend', async (request, reply) => {
       // Tokens and session state must never be cached by a browser or a proxy.
-      if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+      if (request.url.startsWith('/api/')) reply.header('cache-control', 'private, no-store');
     });
 
     area.setErrorHandler((error: { statusCode?: number; message?: string }, request, reply) => {
