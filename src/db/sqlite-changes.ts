@@ -1,12 +1,11 @@
-import { closeSync, openSync, readSync } from 'node:fs';
-import type SQLite from 'better-sqlite3';
+import SQLite from 'better-sqlite3';
 
 /**
  * Commits to a SQLite file by other connections (another process, such as the
  * `user:role` operator script), which result caches must not outlive (docs/decisions.md).
  * This process's own commits do not count: src/domain bumps exactly what they changed.
- * One `pread` of the wal-index header per event-loop turn; `PRAGMA data_version` only
- * when the header moved.
+ * `PRAGMA data_version` of a read-only watcher connection once per event-loop turn; that
+ * of the serving connection only when the watcher's moved.
  */
 export interface ExternalChanges {
   /** Grows when another connection committed since the last call; undefined when this turn cannot tell. */
@@ -14,49 +13,44 @@ export interface ExternalChanges {
   close(): void;
 }
 
-const HEADER_BYTES = 48;
-
 /**
- * `PRAGMA data_version` moves only for other connections' commits, but opens a read
- * transaction (eight system calls). In WAL mode every commit, ours or not, rewrites the
- * wal-index header, the first 48 bytes of the `-shm` file
- * (https://sqlite.org/walformat.html): when it has not changed nothing committed; when
- * it has, data_version tells whose commit it was (header first, then data_version: a
- * commit between the two shows in the next poll). A torn header read only looks like a
- * change. Inside a transaction of our own connection data_version stands still (the
- * snapshot is held), so that turn cannot tell and answers undefined.
+ * `PRAGMA data_version` moves only for other connections' commits. The watcher, a
+ * connection of its own that never holds a transaction, sees every commit, ours
+ * included: when its value has not moved nothing committed; when it has, the serving
+ * connection's value tells whose commit it was (watcher first, then the serving
+ * connection: a commit between the two shows in the next poll). Inside a transaction of
+ * the serving connection its value stands still (the snapshot is held), so a turn that
+ * needs it then cannot tell and answers undefined. A data_version costs about what
+ * reading SQLite's `-shm` header did (docs/decisions.md, "Other processes on the SQLite file").
  *
  * Once per turn: a request handled in a turn arrived before it began or during it, so a
  * commit acknowledged before the request was sent is seen, short of one landing within
- * the same sub-millisecond turn. Without WAL, data_version is asked each time.
+ * the same sub-millisecond turn. Without WAL the serving connection is asked each time.
  */
 export function externalChanges(sqlite: SQLite.Database, file: string, inTransaction: () => boolean): ExternalChanges {
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
-  // Also makes sure the wal-index exists: the first read transaction creates it.
-  dataVersion.get();
   if (file === ':memory:') return { poll: () => 0, close: () => {} };
-  const fd = walIndexOf(sqlite, file);
-  if (fd === undefined) return { poll: () => (inTransaction() ? undefined : (dataVersion.get() as number)), close: () => {} };
+  const watcher = watcherOf(sqlite, file);
+  if (watcher === undefined) return { poll: () => (inTransaction() ? undefined : (dataVersion.get() as number)), close: () => {} };
 
-  const seen = Buffer.alloc(HEADER_BYTES);
-  const current = Buffer.alloc(HEADER_BYTES);
+  const watched = watcher.prepare('PRAGMA data_version').pluck();
+  let seen = watched.get() as number;
+  let lastVersion = dataVersion.get() as number;
   let changes = 0;
   let answer: number | undefined = 0;
   let readThisTurn = false;
   const turnOver = () => {
     readThisTurn = false;
   };
-  readHeader(fd, seen);
-  let lastVersion = dataVersion.get() as number;
   return {
     poll() {
       if (readThisTurn) return answer;
       readThisTurn = true;
       setImmediate(turnOver);
-      readHeader(fd, current);
-      if (current.equals(seen)) return (answer = changes);
+      const current = watched.get() as number;
+      if (current === seen) return (answer = changes);
       if (inTransaction()) return (answer = undefined);
-      current.copy(seen);
+      seen = current;
       const version = dataVersion.get() as number;
       if (version !== lastVersion) {
         lastVersion = version;
@@ -64,19 +58,15 @@ export function externalChanges(sqlite: SQLite.Database, file: string, inTransac
       }
       return (answer = changes);
     },
-    close: () => closeSync(fd),
+    close: () => watcher.close(),
   };
 }
 
-function readHeader(fd: number, into: Buffer): void {
-  const bytes = readSync(fd, into, 0, HEADER_BYTES, 0);
-  if (bytes < HEADER_BYTES) into.fill(0, bytes);
-}
-
-function walIndexOf(sqlite: SQLite.Database, file: string): number | undefined {
+/** A read-only connection on the same WAL file; none without WAL (a reader would block writers). */
+function watcherOf(sqlite: SQLite.Database, file: string): SQLite.Database | undefined {
   if (sqlite.pragma('journal_mode', { simple: true }) !== 'wal') return undefined;
   try {
-    return openSync(`${file}-shm`, 'r');
+    return new SQLite(file, { readonly: true, fileMustExist: true });
   } catch {
     return undefined;
   }

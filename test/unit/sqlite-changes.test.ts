@@ -7,11 +7,11 @@ import { externalChanges, type ExternalChanges } from '../../src/db/sqlite-chang
 
 /**
  * externalChanges (src/db/sqlite-changes.ts) on real SQLite files: in WAL mode it sees
- * another connection's commit through the wal-index header of `<file>-shm`, reads that
- * header at most once per event-loop turn (so a commit within the same turn shows only
+ * another connection's commit through `PRAGMA data_version` of a read-only watcher
+ * connection, asked at most once per event-loop turn (so a commit within the same turn shows only
  * in the next one, by design), is moved neither by its own connection's reads nor by its
  * own commits (those bump their own tags), cannot tell while its own connection holds a
- * transaction open (undefined, and the next turn can), closes its file descriptor;
+ * transaction open (undefined, and the next turn can), closes its watcher connection;
  * without WAL (':memory:', a rollback-journal file) it asks `PRAGMA data_version`.
  */
 
@@ -66,7 +66,7 @@ function walPair() {
   return { file, mine, other, counter, commitElsewhere: () => insert.run('x') };
 }
 
-describe('WAL mode (the wal-index header)', () => {
+describe('WAL mode (a watcher connection)', () => {
   it("another connection's committed INSERT makes read() larger in the next turn", async () => {
     const { counter, commitElsewhere } = walPair();
     const before = counter.poll();
@@ -142,7 +142,7 @@ describe('WAL mode (the wal-index header)', () => {
     mine.exec('commit');
     await nextTurn();
     expect(counter.poll()).toBeGreaterThan(before!);
-    // Nothing new: no transaction and an unchanged header answer at once.
+    // Nothing new: an unchanged watcher answers at once, even inside a transaction.
     mine.exec('begin');
     await nextTurn();
     const settled = counter.poll();
@@ -150,7 +150,7 @@ describe('WAL mode (the wal-index header)', () => {
     mine.exec('commit');
   });
 
-  it('reads the header once per turn: a commit between two reads of one turn shows in the next turn', async () => {
+  it('asks once per turn: a commit between two polls of one turn shows in the next turn', async () => {
     const { counter, commitElsewhere } = walPair();
     await nextTurn();
     const first = counter.poll();
@@ -162,33 +162,36 @@ describe('WAL mode (the wal-index header)', () => {
     expect(counter.poll()).toBeGreaterThan(first!);
   });
 
-  it('close() closes the -shm file descriptor without throwing', () => {
+  it("close() closes the watcher's file descriptor without throwing", () => {
     const file = join(dir, 'db.sqlite');
     const mine = connect(file);
-    const shmDescriptors = () => {
+    const fileDescriptors = () => {
       if (!existsSync('/proc/self/fd')) return undefined;
       let n = 0;
       for (const fd of readdirSync('/proc/self/fd')) {
         try {
-          if (readlinkSync(`/proc/self/fd/${fd}`) === `${file}-shm`) n++;
+          if (readlinkSync(`/proc/self/fd/${fd}`) === file) n++;
         } catch {
           // The directory listing's own descriptor is gone by now.
         }
       }
       return n;
     };
-    const before = shmDescriptors();
+    const before = fileDescriptors();
     const counter = externalChanges(mine, file, inTransaction(mine));
-    const during = shmDescriptors();
+    const during = fileDescriptors();
     expect(() => counter.close()).not.toThrow();
-    const after = shmDescriptors();
-    if (before !== undefined) {
-      // Linux: one more descriptor on the -shm file while open, back to SQLite's own after.
-      expect(during).toBe(before + 1);
-      expect(after).toBe(before);
-    }
     // The connection itself is untouched.
     expect(mine.prepare('select count(*) as n from t').get()).toEqual({ n: 0 });
+    mine.close();
+    const after = fileDescriptors();
+    if (before !== undefined) {
+      // Linux: the watcher's descriptor on the database file while open. SQLite keeps a
+      // closed connection's descriptor for the process's other connection on the file
+      // (closing it would drop that one's locks) until that one closes too: none is left.
+      expect(during).toBe(before + 1);
+      expect(after).toBe(0);
+    }
   });
 });
 
