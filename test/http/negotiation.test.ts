@@ -14,6 +14,8 @@ describe('Accept, read with q-values', () => {
     ['application/graphql-response+json', 'application/graphql-response+json'],
     ['application/graphql-response+json, application/json', 'application/graphql-response+json'],
     ['application/json, application/graphql-response+json', 'application/json'],
+    // Named outright beats a wildcard at the same q-value.
+    ['*/*, application/graphql-response+json', 'application/graphql-response+json'],
     ['application/json;q=0.5, application/graphql-response+json', 'application/graphql-response+json'],
     ['application/graphql-response+json;q=0.5, application/json', 'application/json'],
     ['application/graphql-response+json;q=0, */*', 'application/json'],
