@@ -13,6 +13,7 @@ import { graphqlHttpRoutes, methodNotAllowed } from './graphql/http/route.js';
 import { PersistedQueries, loadManifest } from './graphql/operation/persisted.js';
 import { OperationPipeline } from './graphql/operation/pipeline.js';
 import { HeavyLine } from './graphql/operation/heavy.js';
+import { RequestCore } from './graphql/operation/core.js';
 import { RequestPreparer } from './graphql/operation/request.js';
 import { createSubscriptionResolvers } from './graphql/resolvers/subscription.js';
 import { buildSchema } from './graphql/schema.js';
@@ -26,7 +27,6 @@ import { overloadPlugin } from './http/overload.js';
 import { AUTH_COOKIE, REFRESH_COOKIE } from './auth/cookies.js';
 import { cutSlowReaders } from './http/send-timeout.js';
 import { setNotFound } from './http/not-found.js';
-import { clientKey, limiterKey } from './rate-limit/limiter.js';
 import { Observability } from './observability/index.js';
 import { logStreamFor } from './observability/pretty.js';
 
@@ -120,20 +120,18 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   await app.register(healthRoutes, { backends, overloaded: () => app.isUnderPressure() });
   const auth = await setupAuth(app, { config, backends, services });
   if (!config.isProduction) await app.register(graphiqlAssetsPlugin);
+  // The request core: one way through for every transport (src/graphql/operation/core.ts).
+  const core = new RequestCore({ schema, preparer, services, responseCache, limit: auth.auth.requestLimit });
   await app.register(graphqlHttpRoutes, {
-    preparer,
-    services,
-    responseCache,
+    core,
     isProduction: config.isProduction,
-    rateLimit: config.rateLimit,
     identify: auth.identify,
     refuseCredential: auth.refuseCredential,
   });
   const realtime = attachGraphqlWs(app.server, {
     pipeline,
-    preparer,
+    core,
     services,
-    responseCache,
     isProduction: config.isProduction,
     log: app.log,
     observability: observability.webSocket(app.log), // observability:
@@ -143,8 +141,6 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     caps: connectionCaps,
     overloaded: () => app.isUnderPressure(),
     identify: (credential) => auth.auth.callers.fromCredential(credential),
-    // Queries and mutations over the socket count on the /graphql limiter's own key and counters.
-    limitOperation: async ({ caller, ip }) => (await auth.auth.requestLimit.decide(limiterKey('graphql', clientKey(caller, ip)))).allowed,
   });
   observability.metrics.watchWebSocket(realtime.stats); // observability:
   // Open sockets would keep the HTTP server from closing: they go first, with 1001.

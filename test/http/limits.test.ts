@@ -166,15 +166,15 @@ describe('tokens and aliases', () => {
  * Fragments that spread each other under aliases, every list at `limit: 0`: cost 0, but
  * 1,965 fields once expanded (compiling it took 0.4 s and held 10 MB).
  */
-function fanOut(levels: number, aliases: number): string {
+function fanOut(levels: number, aliases: number, limit = 0): string {
   const S = 'id title content published tags likes createdAt';
   const fragments: string[] = [];
   for (let k = 1; k <= levels; k++) {
     const last = k === levels;
-    fragments.push(`fragment P${k} on Post { ${S} ${last ? '' : `author { ...U${k + 1} } reactions(limit: 0) { id type createdAt user { ...U${k + 1} } post { ...P${k + 1} } }`} }`);
-    fragments.push(`fragment U${k} on User { id name age avatar role createdAt ${last ? '' : `posts(limit: 0) { ...P${k + 1} }`} }`);
+    fragments.push(`fragment P${k} on Post { ${S} ${last ? '' : `author { ...U${k + 1} } reactions(limit: ${limit}) { id type createdAt user { ...U${k + 1} } post { ...P${k + 1} } }`} }`);
+    fragments.push(`fragment U${k} on User { id name age avatar role createdAt ${last ? '' : `posts(limit: ${limit}) { ...P${k + 1} }`} }`);
   }
-  const roots = Array.from({ length: aliases }, (_, a) => (a % 2 ? `a${a}: posts(limit: 0) { ...P1 }` : `a${a}: users(limit: 0) { ...U1 }`));
+  const roots = Array.from({ length: aliases }, (_, a) => (a % 2 ? `a${a}: posts(limit: ${limit}) { ...P1 }` : `a${a}: users(limit: ${limit}) { ...U1 }`));
   return `query Fan { ${roots.join(' ')} } ${fragments.join(' ')}`;
 }
 
@@ -185,7 +185,7 @@ describe('fields once fragments are expanded', () => {
   });
 
   it('runs the same fragments under fewer aliases', async () => {
-    const data = await expectRuns(fanOut(2, 4));
+    const data = await expectRuns(fanOut(2, 4, 1));
     expect(Object.keys(data)).toHaveLength(4);
   });
 });

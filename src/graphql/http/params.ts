@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { requestError } from '../operation/errors.js';
+import { BadRequest, UnsupportedMediaType } from '../operation/errors.js';
 import { assertNesting } from '../operation/nesting.js';
 import type { OperationParams } from '../operation/request.js';
 import { prefersHtml } from './media.js';
@@ -31,21 +31,21 @@ export function readParams(req: RawGraphQLRequest): OperationParams {
     const contentType = (firstHeader(req.headers, 'content-type') ?? '').toLowerCase().replace(/\s/g, '');
     const [mediaType, charset = 'charset=utf-8'] = contentType.split(';');
     if (mediaType !== 'application/json' || (charset !== 'charset=utf-8' && charset !== 'charset=utf8')) {
-      throw requestError('Content-Type must be application/json', 'UNSUPPORTED_MEDIA_TYPE', 415);
+      throw new UnsupportedMediaType('Content-Type must be application/json');
     }
-    if (typeof req.body !== 'string' || req.body.length === 0) throw requestError('Missing body', 'BAD_REQUEST');
+    if (typeof req.body !== 'string' || req.body.length === 0) throw new BadRequest('Missing body');
     const parsed = parseJson(req.body, 'Body is not valid JSON');
     assertNesting(parsed, 'The request body');
-    if (Array.isArray(parsed)) throw requestError('Batched operations are not supported', 'BAD_REQUEST');
-    if (typeof parsed !== 'object' || parsed === null) throw requestError('Body must be a JSON object', 'BAD_REQUEST');
+    if (Array.isArray(parsed)) throw new BadRequest('Batched operations are not supported');
+    if (typeof parsed !== 'object' || parsed === null) throw new BadRequest('Body must be a JSON object');
     raw = parsed as Record<string, unknown>;
   }
   const { query, variables, operationName, extensions } = raw;
-  if (query !== undefined && query !== null && typeof query !== 'string') throw requestError('query must be a string', 'BAD_REQUEST');
-  if (!isOptionalObject(variables)) throw requestError('variables must be an object', 'BAD_REQUEST');
-  if (!isOptionalObject(extensions)) throw requestError('extensions must be an object', 'BAD_REQUEST');
+  if (query !== undefined && query !== null && typeof query !== 'string') throw new BadRequest('query must be a string');
+  if (!isOptionalObject(variables)) throw new BadRequest('variables must be an object');
+  if (!isOptionalObject(extensions)) throw new BadRequest('extensions must be an object');
   if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-    throw requestError('operationName must be a string', 'BAD_REQUEST');
+    throw new BadRequest('operationName must be a string');
   }
   return {
     query: query ?? undefined,
@@ -69,7 +69,7 @@ function parseJson(text: string, message: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw requestError(message, 'BAD_REQUEST');
+    throw new BadRequest(message);
   }
 }
 

@@ -1,31 +1,35 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Identity } from '../../auth/caller.js';
-import type { WireCode } from '../../errors.js';
 import { sendGraphiQL } from '../../graphiql/page.js';
-import type { Services } from '../../domain/services.js';
-import { clientKey, createLimiter, TOO_MANY_REQUESTS } from '../../rate-limit/limiter.js';
-import type { ResponseCache } from '../cache/response-cache.js';
-import { RequestError, formatError, requestError, withCode, type FormatOptions } from '../operation/errors.js';
-import { execute, type RequestPreparer } from '../operation/request.js';
+import type { RequestCore } from '../operation/core.js';
+import {
+  BadRequest,
+  InternalError,
+  MethodNotAllowed,
+  NotAcceptable,
+  PayloadTooLarge,
+  RateLimited,
+  RequestError,
+  UnsupportedMediaType,
+  formatError,
+  type FormatOptions,
+} from '../operation/errors.js';
 import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
 import { readParams, wantsHtml } from './params.js';
-import { cacheOutcomeOf, observe } from '../../observability/request.js';
+import { observe } from '../../observability/request.js';
 
 /**
- * GraphQL over HTTP at /graphql (docs/graphql-endpoint.md), on Fastify: rate limit →
- * caller → the shared preparation (src/graphql/operation/request.ts) → a cached body or
- * execution → the response. graphql-http's conformance audit holds it to the
- * GraphQL-over-HTTP spec (test/http/audit.test.ts).
+ * GraphQL over HTTP at /graphql (docs/graphql-endpoint.md), on Fastify: the adapter of
+ * the request core (src/graphql/operation/core.ts). It reads the caller and the request,
+ * the core answers, and this writes the answer. graphql-http's conformance audit holds it
+ * to the GraphQL-over-HTTP spec (test/http/audit.test.ts).
  */
 
 export const MAX_BODY_BYTES = 1_048_576;
 
 export interface GraphQLHttpOptions {
-  preparer: RequestPreparer;
-  services: Services;
-  responseCache: ResponseCache | undefined;
+  core: RequestCore;
   isProduction: boolean;
-  rateLimit: { max: number; windowMs: number };
   /** Who is asking (once per request): anonymous without a credential, `rejected` for a refused one. */
   identify(request: FastifyRequest): Promise<Identity>;
   /** Starts the 401 for a refused credential (status, `WWW-Authenticate`, cookie cleared). */
@@ -34,12 +38,7 @@ export interface GraphQLHttpOptions {
 
 /** Registered without fastify-plugin on purpose: its parsers and error handler stay inside. */
 export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHttpOptions): Promise<void> {
-  const { preparer, services, responseCache, isProduction, identify } = options;
-  const limit = createLimiter(app, {
-    group: 'graphql',
-    ...options.rateLimit,
-    clientKey: async (request) => clientKey((await identify(request)).caller, request.ip),
-  });
+  const { core, isProduction, identify } = options;
 
   const formatOptions = (request: FastifyRequest): FormatOptions => ({
     isProduction,
@@ -47,64 +46,33 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
     onCode: app.metrics.graphqlError, // observability:
   });
 
-  const sendRefusal = (request: FastifyRequest, reply: FastifyReply, error: RequestError) => {
-    const format = formatOptions(request);
-    const body = JSON.stringify({ errors: error.errors.map((e) => formatError(e, format)) });
-    return reply.code(error.status).headers(error.headers).type(responseType(request)).send(body);
-  };
-
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!isProduction && request.method === 'GET' && wantsHtml(request)) {
       return sendGraphiQL(reply);
     }
-    const decision = await limit(request, reply);
-    if (!decision.allowed) {
-      const body = { error: TOO_MANY_REQUESTS, errors: [{ message: TOO_MANY_REQUESTS, extensions: { code: 'RATE_LIMITED' } }] };
-      app.metrics.graphqlError('RATE_LIMITED'); // observability:
-      return reply.code(429).type('application/json; charset=utf-8').send(JSON.stringify(body));
-    }
     const identity = await identify(request);
     observe(request).caller(identity.caller); // observability:
-    if (identity.rejected) {
-      // docs/permissions.md: a present but invalid credential is refused, so clients know to refresh.
-      options.refuseCredential(reply, identity);
-      return sendRefusal(request, reply, requestError('Invalid or expired credentials', 'UNAUTHENTICATED', 401));
-    }
-    let admission;
-    try {
-      if (!isAcceptable(request.headers.accept)) throw requestError('Not Acceptable', 'NOT_ACCEPTABLE', 406);
-      const params = readParams({ method: request.method, url: request.url, headers: request.headers, body: (request.body as string | undefined) ?? null });
-      admission = await preparer.prepare(params, identity.caller, request.method === 'GET' ? 'http-get' : 'http-post');
-    } catch (error) {
-      if (error instanceof RequestError) return sendRefusal(request, reply, error);
-      throw error;
-    }
-    // observability: the operation and the cache outcome, for the request's metrics and log line.
-    observe(request).operation('cached' in admission ? admission.operation : admission.prepared.operation).cache('cached' in admission ? 'hit' : cacheOutcomeOf(admission.prepared.cacheSlot));
-    if ('cached' in admission) return reply.code(200).type(responseType(request)).send(admission.cached);
-    const { prepared } = admission;
-    let execution;
-    try {
-      execution = await execute(prepared, services, prepared.line && clientGone(reply));
-    } catch (error) {
-      if (error instanceof RequestError) return sendRefusal(request, reply, error);
-      throw error;
-    }
     const format = formatOptions(request);
-    if (execution.data === undefined || (execution.data === null && !execution.errors?.some((e) => e.path))) {
-      // No data and no field path: variables did not match their types. A request error.
-      const errors = (execution.errors ?? []).map((e) => formatError(withCode(e, 'GRAPHQL_VALIDATION_FAILED'), format));
-      return reply.code(400).type(responseType(request)).send(JSON.stringify({ errors }));
-    }
-    let body: string;
-    if (execution.errors) {
-      body = JSON.stringify({ data: execution.data, errors: execution.errors.map((e) => formatError(e, format)) });
-    } else {
-      body = prepared.operation.compiled.stringify(execution);
-      // Only error-free results are kept: an error may be transient.
-      if (prepared.cacheSlot) responseCache?.store(prepared.cacheSlot, body);
-    }
-    return reply.code(200).type(responseType(request)).send(body);
+    const answer = await core.serve({
+      caller: identity.caller,
+      credentialRefused: identity.rejected,
+      ip: request.ip,
+      transport: request.method === 'GET' ? 'http-get' : 'http-post',
+      format,
+      readParams: () => {
+        if (!isAcceptable(request.headers.accept)) throw new NotAcceptable();
+        return readParams({ method: request.method, url: request.url, headers: request.headers, body: (request.body as string | undefined) ?? null });
+      },
+      signal: () => clientGone(reply),
+    });
+    reply.headers(answer.headers);
+    // observability: the operation and the cache outcome, for the request's metrics and log line.
+    if (answer.operation) observe(request).operation(answer.operation).cache(answer.kind === 'result' ? answer.cache : 'none');
+    if (answer.kind === 'result') return reply.code(200).type(responseType(request)).send(answer.body);
+    if (answer.kind === 'subscription') throw new Error('a subscription reached the HTTP adapter'); // refused by preparation
+    // docs/permissions.md: a present but invalid credential is refused, so clients know to refresh.
+    if (answer.status === 401 && identity.rejected) options.refuseCredential(reply, identity);
+    return sendRefusal(request, reply, new RequestError(answer.errors, answer.status), format);
   };
 
   // The body arrives as text whatever its type: `readParams` decides what is acceptable
@@ -113,13 +81,14 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
 
   app.setErrorHandler((error: { statusCode?: number }, request, reply) => {
-    if (error.statusCode === 413) return sendRefusal(request, reply, requestError('Request body exceeds 1 MiB', 'PAYLOAD_TOO_LARGE', 413));
-    if (error.statusCode === 415) return sendRefusal(request, reply, requestError('Unsupported Media Type', 'UNSUPPORTED_MEDIA_TYPE', 415));
+    const format = formatOptions(request);
+    if (error.statusCode === 413) return sendRefusal(request, reply, new PayloadTooLarge(), format);
+    if (error.statusCode === 415) return sendRefusal(request, reply, new UnsupportedMediaType(), format);
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return sendRefusal(request, reply, requestError('Bad request', 'BAD_REQUEST', error.statusCode));
+      return sendRefusal(request, reply, new BadRequest(), format, error.statusCode);
     }
     request.log.error({ err: error }, 'unexpected error on /graphql');
-    return sendRefusal(request, reply, requestError('Internal server error', 'INTERNAL_ERROR', 500));
+    return sendRefusal(request, reply, new InternalError(), format);
   });
 
   // HEAD is a wrong method here too: it would run the operation to drop its result.
@@ -137,9 +106,20 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
 
 /** 405 with `Allow: GET, POST`: the answer to any other method on /graphql. */
 export function methodNotAllowed(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  request.server.metrics.graphqlError('METHOD_NOT_ALLOWED'); // observability:
-  const body = JSON.stringify({ errors: [{ message: 'Method Not Allowed', extensions: { code: 'METHOD_NOT_ALLOWED' satisfies WireCode } }] });
-  return reply.code(405).header('allow', 'GET, POST').type(responseType(request)).send(body);
+  const format: FormatOptions = { isProduction: true, onInternal: () => {}, onCode: request.server.metrics.graphqlError }; // observability:
+  return sendRefusal(request, reply, new MethodNotAllowed('Method Not Allowed', 'GET, POST'), format);
+}
+
+/**
+ * The one body of a refusal on /graphql: `{errors}` with no `data`, in the negotiated type.
+ * A 429 also says `error` (the account area's shape), as clients of both areas read it.
+ */
+function sendRefusal(request: FastifyRequest, reply: FastifyReply, refusal: RequestError, format: FormatOptions, status = refusal.status): FastifyReply {
+  const errors = refusal.errors.map((e) => formatError(e, format));
+  if (status === 429) {
+    return reply.code(429).headers(refusal.headers).type('application/json; charset=utf-8').send(JSON.stringify({ error: RateLimited.message, errors }));
+  }
+  return reply.code(status).headers(refusal.headers).type(responseType(request)).send(JSON.stringify({ errors }));
 }
 
 /**

@@ -16,20 +16,123 @@ export interface FormatOptions {
 
 export const INTERNAL_MESSAGE = 'Internal server error';
 
-/** An error raised before execution: it makes the whole response a 4xx with no `data`. */
+/**
+ * A request refused before execution: the whole response has no `data` and the status
+ * of the refusal. Each kind of refusal is a class below that fixes its code and status
+ * (docs/errors.md), so call sites name the refusal and never a code or a status.
+ */
 export class RequestError extends Error {
   constructor(
     readonly errors: readonly GraphQLError[],
     readonly status = 400,
-    /** Response headers the refusal needs (`Allow` on a 405, `WWW-Authenticate` on a 401). */
-    readonly headers: Readonly<Record<string, string>> = {},
+    /** Response headers the refusal needs (`Allow` on a 405, `Retry-After` on a 429 or 503). */
+    readonly headers: Readonly<Record<string, string | number>> = {},
   ) {
     super(errors[0]?.message ?? 'Bad request');
   }
 }
 
-export function requestError(message: string, code: WireCode, status = 400, headers?: Record<string, string>): RequestError {
-  return new RequestError([new GraphQLError(message, { extensions: { code } })], status, headers);
+function one(message: string, code: WireCode): GraphQLError[] {
+  return [new GraphQLError(message, { extensions: { code } })];
+}
+
+/** 400 `BAD_REQUEST`: a malformed request (body, members, persisted-query extension, nesting). */
+export class BadRequest extends RequestError {
+  constructor(message = 'Bad request') {
+    super(one(message, 'BAD_REQUEST'), 400);
+  }
+}
+
+/** 400 `GRAPHQL_VALIDATION_FAILED` raised by the service itself (an unknown operation name). */
+export class ValidationFailed extends RequestError {
+  constructor(message: string) {
+    super(one(message, 'GRAPHQL_VALIDATION_FAILED'), 400);
+  }
+}
+
+/** 400 `GRAPHQL_VALIDATION_FAILED`: variables that do not match their declared types (graphql's own messages). */
+export class InvalidVariables extends RequestError {
+  constructor(errors: readonly GraphQLError[]) {
+    super(errors.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED')), 400);
+  }
+}
+
+/** 401 `UNAUTHENTICATED`: a credential was presented but is not valid (docs/permissions.md). */
+export class Unauthenticated extends RequestError {
+  constructor() {
+    super(one('Invalid or expired credentials', 'UNAUTHENTICATED'), 401);
+  }
+}
+
+/** 405 `METHOD_NOT_ALLOWED`, with the methods that are. */
+export class MethodNotAllowed extends RequestError {
+  constructor(message: string, allow: string) {
+    super(one(message, 'METHOD_NOT_ALLOWED'), 405, { allow });
+  }
+}
+
+/** 406 `NOT_ACCEPTABLE`: the client accepts neither JSON type. */
+export class NotAcceptable extends RequestError {
+  constructor() {
+    super(one('Not Acceptable', 'NOT_ACCEPTABLE'), 406);
+  }
+}
+
+/** 413 `PAYLOAD_TOO_LARGE`: a body over 1 MiB. */
+export class PayloadTooLarge extends RequestError {
+  constructor() {
+    super(one('Request body exceeds 1 MiB', 'PAYLOAD_TOO_LARGE'), 413);
+  }
+}
+
+/** 415 `UNSUPPORTED_MEDIA_TYPE`: a body that is not JSON. */
+export class UnsupportedMediaType extends RequestError {
+  constructor(message = 'Unsupported Media Type') {
+    super(one(message, 'UNSUPPORTED_MEDIA_TYPE'), 415);
+  }
+}
+
+/** 429 `RATE_LIMITED`, with the limit's headers (`retry-after` among them). */
+export class RateLimited extends RequestError {
+  static readonly message = 'Too many requests';
+  constructor(headers: Readonly<Record<string, string | number>> = {}) {
+    super(one(RateLimited.message, 'RATE_LIMITED'), 429, headers);
+  }
+}
+
+/** 503 `OVERLOADED`, with `Retry-After` (docs/limits.md). */
+export class Overloaded extends RequestError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(one(message, 'OVERLOADED'), 503, { 'retry-after': String(retryAfterSeconds) });
+  }
+}
+
+/** `PERSISTED_QUERY_NOT_FOUND` with 200: an unknown hash, which the client resends with its text. */
+export class PersistedQueryNotFound extends RequestError {
+  constructor() {
+    super(one('PersistedQueryNotFound', 'PERSISTED_QUERY_NOT_FOUND'), 200);
+  }
+}
+
+/** `PERSISTED_QUERY_NOT_FOUND` with 400: `PERSISTED_QUERIES=only` and a document off the allow-list. */
+export class PersistedQueryNotAllowed extends RequestError {
+  constructor() {
+    super(one('Only registered operations are accepted', 'PERSISTED_QUERY_NOT_FOUND'), 400);
+  }
+}
+
+/** `TOO_MANY_SUBSCRIPTIONS`: a socket's subscription past its cap (an `error` message for that one). */
+export class TooManySubscriptions extends RequestError {
+  constructor(max: number) {
+    super(one(`At most ${max} active subscriptions per connection`, 'TOO_MANY_SUBSCRIPTIONS'), 400);
+  }
+}
+
+/** 500 `INTERNAL_ERROR`: something unexpected around the request (never its details). */
+export class InternalError extends RequestError {
+  constructor() {
+    super(one(INTERNAL_MESSAGE, 'INTERNAL_ERROR'), 500);
+  }
 }
 
 export function withCode(error: GraphQLError, code: WireCode): GraphQLError {

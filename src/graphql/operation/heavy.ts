@@ -1,5 +1,5 @@
 import { Gate, GateRefusal } from '../../gate.js';
-import { requestError } from './errors.js';
+import { Overloaded } from './errors.js';
 
 /**
  * Heavy operations take turns (docs/limits.md, "Heavy operations"): an operation whose
@@ -100,6 +100,6 @@ export class HeavyLine {
     const ahead = this.gate.queued + this.gate.running;
     const seconds = Math.max(1, Math.ceil((ahead * this.averageMs) / this.concurrency / 1000));
     const message = reason === 'full' ? 'Too many heavy operations are waiting' : 'A heavy operation waited too long for its turn';
-    return requestError(`Server overloaded: ${message}; retry later`, 'OVERLOADED', 503, { 'retry-after': String(seconds) });
+    return new Overloaded(`Server overloaded: ${message}; retry later`, seconds);
   }
 }

@@ -1,4 +1,4 @@
-import { requestError } from './errors.js';
+import { BadRequest } from './errors.js';
 
 /**
  * Input nested deeper than MAX_INPUT_NESTING levels is refused with 400 `BAD_REQUEST`
@@ -20,6 +20,6 @@ export function assertNesting(value: unknown, what: string): void {
   }
 }
 
-export function tooDeep(what: string) {
-  return requestError(`${what} is nested deeper than ${MAX_INPUT_NESTING} levels`, 'BAD_REQUEST');
+export function tooDeep(what: string): BadRequest {
+  return new BadRequest(`${what} is nested deeper than ${MAX_INPUT_NESTING} levels`);
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { KeyValueStore } from '../../store/kv.js';
 import { entryBytes } from '../../store/memory.js';
-import { requestError } from './errors.js';
+import { BadRequest, PersistedQueryNotAllowed, PersistedQueryNotFound } from './errors.js';
 
 /**
  * Automatic persisted queries (Apollo's protocol: `extensions.persistedQuery =
@@ -59,18 +59,18 @@ export class PersistedQueries {
   async resolve(query: unknown, extensions: Record<string, unknown> | null | undefined): Promise<ResolvedQuery> {
     const persisted = this.mode === 'off' ? undefined : extensions?.['persistedQuery'];
     if (persisted === undefined || persisted === null) {
-      if (typeof query !== 'string') throw requestError('Missing query', 'BAD_REQUEST');
+      if (typeof query !== 'string') throw new BadRequest('Missing query');
       if (this.mode === 'only' && !(await this.lookup(sha256Hex(query)))) throw notAllowed();
       return { query, registerAs: undefined, fromStore: this.mode === 'only' };
     }
     const hash = parsePersisted(persisted);
     if (query === undefined || query === null) {
       const text = await this.lookup(hash);
-      if (text === undefined) throw requestError('PersistedQueryNotFound', 'PERSISTED_QUERY_NOT_FOUND', 200);
+      if (text === undefined) throw new PersistedQueryNotFound();
       return { query: text, registerAs: undefined, fromStore: true };
     }
-    if (typeof query !== 'string') throw requestError('Invalid query', 'BAD_REQUEST');
-    if (sha256Hex(query) !== hash) throw requestError('provided sha does not match query', 'BAD_REQUEST');
+    if (typeof query !== 'string') throw new BadRequest('Invalid query');
+    if (sha256Hex(query) !== hash) throw new BadRequest('provided sha does not match query');
     if (this.mode === 'only') {
       if (!(await this.lookup(hash))) throw notAllowed();
       return { query, registerAs: undefined, fromStore: true };
@@ -91,17 +91,17 @@ export class PersistedQueries {
 }
 
 function parsePersisted(value: unknown): string {
-  if (typeof value !== 'object' || value === null) throw requestError('Invalid persistedQuery extension', 'BAD_REQUEST');
+  if (typeof value !== 'object' || value === null) throw new BadRequest('Invalid persistedQuery extension');
   const { version, sha256Hash } = value as Record<string, unknown>;
-  if (version !== 1) throw requestError('Unsupported persisted query version', 'BAD_REQUEST');
+  if (version !== 1) throw new BadRequest('Unsupported persisted query version');
   if (typeof sha256Hash !== 'string' || !HASH_PATTERN.test(sha256Hash)) {
-    throw requestError('persistedQuery.sha256Hash must be 64 hex characters', 'BAD_REQUEST');
+    throw new BadRequest('persistedQuery.sha256Hash must be 64 hex characters');
   }
   return sha256Hash;
 }
 
 function notAllowed() {
-  return requestError('Only registered operations are accepted', 'PERSISTED_QUERY_NOT_FOUND', 400);
+  return new PersistedQueryNotAllowed();
 }
 
 /**

@@ -15,7 +15,7 @@ import {
 import { compileQuery, isCompiledQuery, type CompiledQuery, type CompilerOptions } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
-import { RequestError, requestError, withCode } from './errors.js';
+import { RequestError, ValidationFailed, withCode } from './errors.js';
 import { traced, withSpan } from '../../observability/tracing.js';
 import {
   collectFragments,
@@ -214,7 +214,7 @@ export class OperationPipeline {
       const message = operationName
         ? `Unknown operation named "${operationName}"`
         : 'Must provide operation name if query contains multiple operations';
-      return { operation: requestError(message, 'GRAPHQL_VALIDATION_FAILED'), bytes: 0 };
+      return { operation: new ValidationFailed(message), bytes: 0 };
     }
     // Compiling costs in proportion to the expanded fields, whatever the cost says (limit: 0).
     if (expandedFields(this.schema, document, operationName) > MAX_EXPANDED_FIELDS) {

@@ -4,7 +4,7 @@ import type { Services } from '../../domain/services.js';
 import type { CacheSlot, ResponseCache } from '../cache/response-cache.js';
 import { traceExecute } from '../../observability/tracing.js';
 import { createContext } from '../context.js';
-import { requestError } from './errors.js';
+import { BadRequest, MethodNotAllowed } from './errors.js';
 import type { HeavyLine } from './heavy.js';
 import { assertNesting } from './nesting.js';
 import type { PersistedQueries } from './persisted.js';
@@ -69,10 +69,10 @@ export class RequestPreparer {
 function checkTransport(operation: PreparedOperation, transport: Transport): void {
   if (transport === 'ws') return;
   if (operation.operationType === 'subscription') {
-    throw requestError('Subscriptions are served over WebSocket at this path', 'BAD_REQUEST');
+    throw new BadRequest('Subscriptions are served over WebSocket at this path');
   }
   if (operation.operationType === 'mutation' && transport === 'http-get') {
-    throw requestError('Cannot perform mutations over GET', 'METHOD_NOT_ALLOWED', 405, { allow: 'POST' });
+    throw new MethodNotAllowed('Cannot perform mutations over GET', 'POST');
   }
 }
 

@@ -41,3 +41,11 @@ export const WS_CLOSE = {
   /** A slow consumer: its send buffer passed `maxBufferedBytes`. */
   TryAgainLater: 1013,
 } as const;
+
+/**
+ * A graphql-transport-ws `next` message around a payload already serialised as JSON (a
+ * response body, an event), so the payload is never parsed and serialised again.
+ */
+export function nextMessage(id: string, payloadJson: string): string {
+  return `{"id":${JSON.stringify(id)},"type":"next","payload":${payloadJson}}`;
+}

@@ -2,8 +2,6 @@ import { STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type Serv
 import type { Duplex } from 'node:stream';
 import {
   GraphQLError,
-  getOperationAST,
-  getVariableValues,
   type ExecutionArgs,
   type ExecutionResult,
   type GraphQLFormattedError,
@@ -11,18 +9,16 @@ import {
 import { CloseCode, handleProtocols, makeServer, type SubscribePayload } from 'graphql-ws';
 import { WebSocket, WebSocketServer, type ServerOptions } from 'ws';
 import type { Credential, Identity } from '../../auth/caller.js';
-import type { Caller } from '../../domain/caller.js';
 import type { Services } from '../../domain/services.js';
-import type { ResponseCache } from '../cache/response-cache.js';
-import { RequestError, formatError, requestError, withCode, type FormatOptions } from '../operation/errors.js';
-import type { OperationPipeline, PreparedOperation } from '../operation/pipeline.js';
-import { execute, type PreparedRequest, type RequestPreparer } from '../operation/request.js';
+import type { RequestCore } from '../operation/core.js';
+import { RequestError, TooManySubscriptions, Unauthenticated, formatError, type FormatOptions } from '../operation/errors.js';
+import type { OperationPipeline } from '../operation/pipeline.js';
 import type { CorsPolicy } from '../../http/cors.js';
 import type { ConnectionCaps } from '../../http/connection-caps.js';
 import { hasDuplicateHost } from '../../http/hygiene.js';
 import { cookieToken, clientIp, credentialFromParams } from './auth.js';
 import { FanoutHub, type SubscriptionRequest } from './fanout.js';
-import { WS_CLOSE, WS_LIMITS, WS_PATH } from './protocol.js';
+import { WS_CLOSE, WS_LIMITS, WS_PATH, nextMessage } from './protocol.js';
 import type { WsObserver } from '../../observability/ws.js';
 
 /**
@@ -40,9 +36,10 @@ export interface WsLogger {
 
 export interface GraphqlWsOptions {
   pipeline: OperationPipeline;
-  preparer: RequestPreparer;
+  /** Queries, mutations and subscriptions go through the request core, as over HTTP. */
+  core: RequestCore;
+  /** For the fan-out's executions of subscription events. */
   services: Services;
-  responseCache: ResponseCache | undefined;
   isProduction: boolean;
   log: WsLogger;
   /** `PUBLIC_URL`: pages of this origin (or the request's own host) may authenticate by cookie. */
@@ -58,12 +55,6 @@ export interface GraphqlWsOptions {
    * role takes effect at the next subscribe, as HTTP re-reads the caller per request.
    */
   identify(credential: Credential | undefined): Promise<Identity>;
-  /**
-   * Counts a query or mutation against the client's /graphql rate limit, the same
-   * counters as HTTP (key: the signed-in user, else the IP); false refuses it with
-   * RATE_LIMITED. Subscriptions are bounded by WS_LIMITS.maxSubscriptions instead.
-   */
-  limitOperation?(client: { caller: Caller; ip: string }): Promise<boolean>;
   /** Metrics and a log line per operation (src/observability/ws.ts). */
   observability?: WsObserver;
   /**
@@ -95,17 +86,24 @@ interface Connection {
   readonly subscriptions: Set<SubscribePayload>;
   /** Answered the last keep-alive ping. */
   alive: boolean;
+  /** Aborted when the socket closes; made only for a heavy operation (`closedSignal`). */
+  closed?: AbortController;
 }
 
-/** What `onSubscribe` hands graphql-ws: a query or mutation to run (or its cached response), or a subscription. */
-interface WsExecutionArgs extends ExecutionArgs {
-  operation: PreparedOperation;
-  caller: Caller;
-  run: { prepared: PreparedRequest; connection: Connection } | { cached: string } | { subscription: SubscriptionRequest<Connection> };
-}
+/**
+ * What `onSubscribe` hands graphql-ws as the operation's context: a query or mutation the
+ * core has answered (its `next` already written), or a subscription for the fan-out hub.
+ */
+type Run = { readonly answered: true } | { readonly subscription: SubscriptionRequest<Connection> };
+
+/** graphql-ws keeps the context we give it as `unknown`: ours is always a Run. */
+const runOf = (args: ExecutionArgs): Run => args.contextValue as Run;
+
+/** Nothing more to send: graphql-ws completes the operation (its `next` went out already). */
+async function* answered(): AsyncGenerator<ExecutionResult> {}
 
 export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): GraphqlWsServer {
-  const { pipeline, preparer, services, log } = options;
+  const { pipeline, core, services, log } = options;
   const connections = new Map<WebSocket, Connection>();
   let accepting = true;
   let closing: Promise<void> | undefined;
@@ -146,46 +144,23 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     onSubscribe: async (ctx, id, payload) => {
       options.observability?.start(payload); // observability:
       try {
-        return await prepareOperation(ctx.extra, id, payload);
+        return await startOperation(ctx.extra, id, payload, () => id in ctx.subscriptions);
       } catch (error) {
         if (error instanceof RequestError) return error.errors;
         return [new GraphQLError('Internal server error', { originalError: error as Error })];
       }
     },
 
-    execute: async (args) => {
-      const { run } = args as WsExecutionArgs;
-      if ('cached' in run) return JSON.parse(run.cached) as ExecutionResult;
-      if (!('prepared' in run)) throw new Error('a subscription reached execute');
-      let result: ExecutionResult;
-      try {
-        result = run.prepared.line
-          ? await whileOpen(run.connection.socket, (signal) => execute(run.prepared, services, signal))
-          : await execute(run.prepared, services);
-      } catch (error) {
-        // The heavy line refused it (503 OVERLOADED over HTTP): a result with that error.
-        if (error instanceof RequestError) return { errors: error.errors };
-        throw error;
-      }
-      const slot = run.prepared.cacheSlot;
-      // Only error-free results are kept, as over HTTP.
-      if (slot && !result.errors) options.responseCache?.store(slot, run.prepared.operation.compiled.stringify(result));
-      return result;
-    },
-
-    // observability: executed (query, mutation) or subscribed.
-    onOperation: (_ctx, _id, payload, args) => {
-      const { operation, caller } = args as WsExecutionArgs;
-      options.observability?.executed(payload, operation, caller);
+    execute: (args) => {
+      if (!('answered' in runOf(args))) throw new Error('a subscription reached execute');
+      return answered();
     },
 
     subscribe: (args) => {
-      const { run } = args as WsExecutionArgs;
+      const run = runOf(args);
       if (!('subscription' in run)) throw new Error('a query reached subscribe');
       return hub.subscribe(run.subscription);
     },
-
-    onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
 
     onError: (_ctx, _id, payload, errors) => {
       options.observability?.refused(payload, errors); // observability:
@@ -197,76 +172,57 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     },
   });
 
-  /** The same preparation as HTTP; throws RequestError for anything that must not execute. */
-  async function prepareOperation(
+  /**
+   * One operation through the request core (src/graphql/operation/core.ts), as over HTTP.
+   * A query's or mutation's answer is written here as it is, inside its `next` message;
+   * a refusal goes back to graphql-ws as an `error`; a subscription joins the fan-out.
+   */
+  async function startOperation(
     connection: Connection,
     id: string,
     payload: SubscribePayload,
-  ): Promise<WsExecutionArgs | readonly GraphQLError[]> {
+    stillWanted: () => boolean,
+  ): Promise<ExecutionArgs | readonly GraphQLError[]> {
     const identity = await options.identify(connection.credential);
     if (identity.rejected) {
       // The session was revoked (or the token expired) since connection_init.
       connection.socket.close(CloseCode.Forbidden, 'Forbidden');
-      return [requestError('Invalid or expired credentials', 'UNAUTHENTICATED', 401).errors[0]!];
+      return new Unauthenticated().errors;
     }
     const { caller } = identity;
-    const params = {
-      query: payload.query,
-      variables: payload.variables ?? undefined,
-      operationName: payload.operationName ?? undefined,
-      extensions: payload.extensions ?? undefined,
-    };
-    let admission;
-    try {
-      admission = await preparer.prepare(params, caller, 'ws');
-    } catch (error) {
-      // Refused operations count against the rate limit too.
-      if (error instanceof RequestError && !(await withinLimit(caller, connection))) return [rateLimited()];
-      throw error;
-    }
-    const operation = 'prepared' in admission ? admission.prepared.operation : admission.operation;
-    // Everything but a subscription counts against the HTTP rate limit.
-    if (operation.operationType !== 'subscription' && !(await withinLimit(caller, connection))) return [rateLimited()];
-    const base = {
-      schema: pipeline.schema,
-      document: operation.document,
-      operationName: operation.operationName,
-      variableValues: params.variables,
-      rootValue: undefined,
-      operation,
+    const answer = await core.serve({
       caller,
-    };
-    if ('cached' in admission) return { ...base, run: { cached: admission.cached } };
-    const { prepared } = admission;
-    if (prepared.operation.operationType !== 'subscription') return { ...base, run: { prepared, connection } };
-    const variablesKey = checkVariables(prepared.operation, params.variables);
-    // Checked and counted after the last await, so concurrent subscribes cannot both pass at 100.
-    if (connection.subscriptions.size >= WS_LIMITS.maxSubscriptions) {
-      return [
-        requestError(`At most ${WS_LIMITS.maxSubscriptions} active subscriptions per connection`, 'TOO_MANY_SUBSCRIPTIONS').errors[0]!,
-      ];
+      ip: connection.ip,
+      transport: 'ws',
+      format,
+      readParams: () => ({
+        query: payload.query,
+        variables: payload.variables ?? undefined,
+        operationName: payload.operationName ?? undefined,
+        extensions: payload.extensions ?? undefined,
+      }),
+      signal: () => closedSignal(connection),
+    });
+    if (answer.kind === 'refused') return answer.errors;
+    const { operation } = answer;
+    const args = { schema: pipeline.schema, document: operation!.document, operationName: operation!.operationName, variableValues: payload.variables };
+    options.observability?.executed(payload, operation!, caller); // observability: executed or subscribed
+    if (answer.kind === 'result') {
+      // The client may have completed it meanwhile: then nothing is sent.
+      if (stillWanted()) send(connection, nextMessage(id, answer.body));
+      return { ...args, contextValue: { answered: true } satisfies Run };
     }
+    // Checked and counted after the last await, so concurrent subscribes cannot both pass at 100.
+    if (connection.subscriptions.size >= WS_LIMITS.maxSubscriptions) return new TooManySubscriptions(WS_LIMITS.maxSubscriptions).errors;
     connection.subscriptions.add(payload);
     const subscription: SubscriptionRequest<Connection> = {
-      prepared: prepared.operation,
-      variables: params.variables,
-      variablesKey,
+      prepared: answer.prepared.operation,
+      variables: answer.variables,
+      variablesKey: answer.variablesKey,
       caller,
       subscriber: { connection, id },
     };
-    return { ...base, run: { subscription } };
-  }
-
-  async function withinLimit(caller: Caller, connection: Connection): Promise<boolean> {
-    return options.limitOperation ? options.limitOperation({ caller, ip: connection.ip }) : true;
-  }
-
-  /** Variables that do not match their declared types are refused before execution, as over HTTP. */
-  function checkVariables(prepared: PreparedOperation, variables: Record<string, unknown> | null | undefined): string {
-    const definitions = getOperationAST(prepared.document, prepared.operationName)?.variableDefinitions ?? [];
-    const coerced = getVariableValues(pipeline.schema, definitions, variables ?? {});
-    if (coerced.errors) throw new RequestError(coerced.errors.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED')));
-    return JSON.stringify(coerced.coerced);
+    return { ...args, contextValue: { subscription } satisfies Run };
   }
 
   const wss = new WebSocketServer({
@@ -367,10 +323,6 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
   };
 }
 
-function rateLimited(): GraphQLError {
-  return requestError('Too many requests', 'RATE_LIMITED').errors[0]!;
-}
-
 /** Answers an upgrade that is not accepted, as ws answers a refused handshake, then closes. */
 function refuse(socket: Duplex, status: number, headers: OutgoingHttpHeaders = {}, body?: object): void {
   const content = body ? JSON.stringify(body) : '';
@@ -385,15 +337,13 @@ function refuse(socket: Duplex, status: number, headers: OutgoingHttpHeaders = {
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${content}`);
 }
 
-/** Runs `task` with a signal that aborts once the socket closes (a heavy operation then leaves its line). */
-async function whileOpen<T>(socket: WebSocket, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const onClose = () => controller.abort();
-  if (socket.readyState !== WebSocket.OPEN) controller.abort();
-  socket.once('close', onClose);
-  try {
-    return await task(controller.signal);
-  } finally {
-    socket.off('close', onClose);
+/** A signal that aborts once the socket closes (a heavy operation then leaves its line); one per connection, made on first use. */
+function closedSignal(connection: Connection): AbortSignal {
+  if (!connection.closed) {
+    const controller = new AbortController();
+    connection.closed = controller;
+    if (connection.socket.readyState !== WebSocket.OPEN) controller.abort();
+    else connection.socket.once('close', () => controller.abort());
   }
+  return connection.closed.signal;
 }
