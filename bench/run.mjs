@@ -1,7 +1,7 @@
 /**
  * `npm run bench` (after `npm run build`): Inkwell against a raw node:http ceiling.
  *
- *   node bench/run.mjs [Q0 Q1 Q2 Q3 mixed nested ...] [--no-optional] [--env=NAME=VALUE ...]
+ *   node bench/run.mjs [Q0 Q1 Q2 Q3 mixed nested standard weights literal writes writes-only ...] [--no-optional] [--env=NAME=VALUE ...]
  *   BENCH_DURATION=10 BENCH_WARMUP=3 BENCH_CONNECTIONS=50 (defaults)
  *
  * Prints a markdown table and writes it to bench/results/latest.md. Exits non-zero only
@@ -90,7 +90,7 @@ function formatReport(rows) {
     `# Inkwell bench — ${new Date().toISOString()}`,
     '',
     `Node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}; SQLite, ${SHAPE.users} users × ${SHAPE.postsPerUser} posts; ` +
-      `autocannon ${connections} connections, pipelining ${pipelining}, ${warmup} s warm-up + ${duration} s measured, ` +
+      `autocannon ${connections} connections, pipelining ${pipelining}, ${warmup} s warm-up + ${duration} s measured (the mixes: ${process.env.BENCH_MIXED_DURATION ?? process.env.BENCH_DURATION ?? 6} s), ` +
       'each from its own process. Ceiling: raw node:http answering the same bytes. Latencies in ms; req/s is the per-second average. ' +
       `Ratio rows: ${ROUNDS} rounds of ceiling-then-service (reference-then-Inkwell in the reference tables); the row shows the round with the median ratio.`,
     '',

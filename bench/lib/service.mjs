@@ -1,5 +1,7 @@
 /** Starts the built service (`dist/main.js`) as a child process, configured like production. */
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { forkTracked, stopChild } from './children.mjs';
 
@@ -45,12 +47,16 @@ export function serviceEnv({ dbFile, port, env = {} }) {
  * Forks `node [nodeArgs] dist/main.js` and resolves once GET /healthz answers 200.
  * Returns { url, graphqlUrl, port, child, stop() }; stop() sends SIGTERM (the service
  * drains and exits, which is also when `--cpu-prof` writes its profile).
+ * `root`: another built checkout to run instead of this one (its own dist/main.js,
+ * e.g. a baseline build for comparison; it ignores configuration it does not know).
  */
-export async function startService({ dbFile, env = {}, nodeArgs = [], readyTimeoutMs = 30_000 } = {}) {
+export async function startService({ dbFile, env = {}, nodeArgs = [], readyTimeoutMs = 30_000, root } = {}) {
   if (!dbFile) throw new Error('startService: dbFile is required');
+  const main = root ? join(resolve(root), 'dist', 'main.js') : MAIN;
+  if (!existsSync(main)) throw new Error(`${main} is missing: build that checkout first`);
   const port = await freePort();
-  const child = forkTracked(MAIN, [], {
-    cwd: ROOT,
+  const child = forkTracked(main, [], {
+    cwd: root ? resolve(root) : ROOT,
     env: serviceEnv({ dbFile, port, env }),
     execArgv: nodeArgs,
   });

@@ -1,7 +1,7 @@
 /**
  * Result rows and the markdown tables. A row:
  *   { scenario, service: { rps, p50, p99 }, ceiling: { rps, p50, p99 } | null,
- *     ratio?, target?, pass?, p99Max?, table?, notes? }
+ *     ratio?, target?, pass?, p99Max?, table?, notes?, footnotes?, base?, baseRatio? }
  * ratio defaults to service.rps / ceiling.rps, pass to ratio >= target. `p99Max` (ms)
  * adds a pass/fail cell for the service's p99. `table` names the table a row belongs
  * in (TABLES below): what the two sides are; the default is service against ceiling.
@@ -32,34 +32,48 @@ export const TABLES = {
   },
 };
 
-/** One table per `row.table`, in the order of TABLES. */
+/** One table per `row.table`, in the order of TABLES; each row's `footnotes` (deduplicated) go under its table. */
 export function formatTables(rows) {
   const parts = [];
   for (const [name, labels] of Object.entries(TABLES)) {
     const mine = rows.filter((r) => (r.table ?? 'ceiling') === name);
     if (mine.length === 0) continue;
-    parts.push([labels.title && `### ${labels.title}\n`, formatTable(mine, labels)].filter(Boolean).join('\n'));
+    const footnotes = [...new Set(mine.flatMap((r) => r.footnotes ?? []))].map((f) => `- ${f}`).join('\n');
+    parts.push([labels.title && `### ${labels.title}\n`, formatTable(mine, labels), footnotes && `\n${footnotes}`].filter(Boolean).join('\n'));
   }
   return parts.join('\n\n');
 }
 
+/**
+ * Columns: req/s and server CPU µs per request of each side (when measured), latencies,
+ * the ratio and target. A row with `base` (another build of the measured side, e.g.
+ * BENCH_BASELINE's Inkwell: { rps, serverCpuUsPerReq }) and `baseRatio` ({ rps, cpu }:
+ * measured ÷ base) adds the baseline's columns.
+ */
 export function formatTable(rows, { measured = 'service', baseline = 'ceiling' } = {}) {
   const p99Max = rows.find((r) => r.p99Max !== undefined)?.p99Max;
+  const cpu = rows.some((r) => r.service?.serverCpuUsPerReq !== undefined || r.ceiling?.serverCpuUsPerReq !== undefined);
+  const base = rows.some((r) => r.base);
   const header = [
-    'scenario', `${measured} req/s`, 'p50 ms', 'p99 ms', `${baseline} req/s`, `${baseline} p50 ms`, `${baseline} p99 ms`,
-    'ratio', 'target', 'pass/fail', ...(p99Max === undefined ? [] : [`p99 < ${p99Max} ms`]), 'notes',
+    'scenario',
+    `${measured} req/s`, ...(cpu ? [`${measured} µs/req`] : []), 'p50 ms', 'p99 ms',
+    `${baseline} req/s`, ...(cpu ? [`${baseline} µs/req`] : []), `${baseline} p50 ms`, `${baseline} p99 ms`,
+    'ratio', 'target', 'pass/fail', ...(p99Max === undefined ? [] : [`p99 < ${p99Max} ms`]),
+    ...(base ? ['baseline build req/s', 'baseline build µs/req', 'current ÷ baseline req/s', 'current ÷ baseline µs/req'] : []),
+    'notes',
   ];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i === 0 || i === header.length - 1 ? ' --- ' : ' ---: ')).join('|')}|`];
   for (const raw of rows) {
     const r = completeRow(raw);
     const cells = [
       r.scenario,
-      int(r.service?.rps), ms(r.service?.p50), ms(r.service?.p99),
-      int(r.ceiling?.rps), ms(r.ceiling?.p50), ms(r.ceiling?.p99),
+      int(r.service?.rps), ...(cpu ? [int(r.service?.serverCpuUsPerReq)] : []), ms(r.service?.p50), ms(r.service?.p99),
+      int(r.ceiling?.rps), ...(cpu ? [int(r.ceiling?.serverCpuUsPerReq)] : []), ms(r.ceiling?.p50), ms(r.ceiling?.p99),
       ratioText(r.ratio),
       r.target === undefined ? '–' : `≥ ${r.target.toFixed(2)}×`,
       r.pass === undefined ? '–' : r.pass ? 'pass' : '**FAIL**',
       ...(p99Max === undefined ? [] : [p99Cell(r)]),
+      ...(base ? [int(r.base?.rps), int(r.base?.serverCpuUsPerReq), ratioText(r.baseRatio?.rps), ratioText(r.baseRatio?.cpu)] : []),
       r.notes ?? '',
     ];
     lines.push(`| ${cells.join(' | ')} |`);

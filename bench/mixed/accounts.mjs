@@ -79,6 +79,29 @@ export async function prepareAccounts(target, { count }) {
   });
 }
 
+/**
+ * Makes seeded users bench<from>…bench<from+count-1>@inkwell.test editors (role
+ * `editor`: write:posts, docs/permissions.md) with a password: the writers of createPost
+ * and updatePost, on their own posts. Their seeded posts stay published and are read by
+ * the mix like everyone's. Run before any service starts. Returns
+ * [{ email, password, userId, postIds }] (postIds: their own posts, for updatePost).
+ */
+export async function prepareEditors(target, { count, from }) {
+  const hash = await bcrypt.hash(PASSWORD, 10);
+  return withDb(target, async (sql) => {
+    const editors = [];
+    for (let i = 0; i < count; i++) {
+      const email = `bench${from + i}@inkwell.test`;
+      await sql(`update users set password_hash = ?, role = 'editor' where email = ?`, [hash, email]);
+      const [user] = await sql('select id from users where email = ?', [email]);
+      if (!user) throw new Error(`no seeded user ${email}: readers and editors need more seeded users`);
+      const posts = await sql('select id from posts where author_id = ? order by created_at desc, id desc', [user.id]);
+      editors.push({ email, password: PASSWORD, userId: user.id, postIds: posts.map((p) => p.id) });
+    }
+    return editors;
+  });
+}
+
 /** A copy of a SQLite file with no service running on it (its WAL checkpointed first). */
 export function copySqliteDatabase(file, copy) {
   const db = new SQLite(file);
@@ -128,19 +151,29 @@ export async function signIn(baseUrl, accounts, parallel = 4) {
 }
 
 /**
- * Tokens for one backend, fresh enough for the next run: signs in again through the
- * given Inkwell when the last ones are older than 10 minutes, then mirrors the new
- * sessions into the reference's database.
+ * Tokens for one backend, fresh enough for the next run: signs the readers (`accounts`)
+ * and `editors` in again through the given Inkwell when the last tokens are older than
+ * 10 minutes, then copies the new sessions from its database (`target`) into every
+ * other copy (`mirrors`: the reference's, the other Inkwells'). Resolves with
+ * { tokens, writers: { users: [{ token, id }], editors: [{ token, id, postIds }] } }.
  */
-export function tokenKeeper({ accounts, target, referenceTarget }) {
-  let tokens;
+export function tokenKeeper({ accounts, editors = [], target, mirrors }) {
+  let current;
   let at = 0;
   return async (inkwell) => {
-    if (!tokens || Date.now() - at > TOKEN_MAX_AGE_MS) {
+    if (!current || Date.now() - at > TOKEN_MAX_AGE_MS) {
       at = Date.now();
-      tokens = await signIn(inkwell.url, accounts);
-      await mirrorSessions(target, referenceTarget);
+      const tokens = await signIn(inkwell.url, [...accounts, ...editors]);
+      for (const mirror of mirrors) await mirrorSessions(target, mirror);
+      const readerTokens = tokens.slice(0, accounts.length);
+      current = {
+        tokens: readerTokens,
+        writers: {
+          users: accounts.map((a, i) => ({ token: readerTokens[i], id: a.userId })),
+          editors: editors.map((e, i) => ({ token: tokens[accounts.length + i], id: e.userId, postIds: e.postIds })),
+        },
+      };
     }
-    return tokens;
+    return current;
   };
 }

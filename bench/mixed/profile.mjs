@@ -3,10 +3,11 @@
  * on the bench data, loaded with the mix (bench/mixed/mix.mjs), then its response-cache
  * outcomes (from /metrics) and a CPU summary. Not part of `npm run bench`.
  *
- *   npm run build && node bench/mixed/profile.mjs [--writes=2] [--postgres] [--top=40] [--keep] [--syscalls] [--env=NAME=VALUE ...]
+ *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--postgres] [--top=40] [--keep] [--syscalls] [--env=NAME=VALUE ...]
  *
  * With --postgres the service runs on PostgreSQL + Redis (Debian's servers, started
- * here). The summary goes to bench/results/profile-mixed-<writes>[-postgres][-env].txt.
+ * here). The summary goes to bench/results/profile-mixed-[<mix>-]<writes>[-postgres][-env].txt
+ * (the mix named unless standard; `writes` and `writes-only` bring 10 editors).
  * With --syscalls, Linux `perf stat` also counts the service's socket system calls per
  * request (warm-up included): each write to PostgreSQL, Redis or a client is one.
  * With --postgres --statements, pg_stat_statements lists the statements run per request.
@@ -23,7 +24,8 @@ import { createBenchDatabase } from '../lib/seed.mjs';
 import { startService } from '../lib/service.mjs';
 import { insertUsersAndPosts } from '../postgres/seed.mjs';
 import { startPostgres, startRedis } from '../postgres/servers.mjs';
-import { prepareAccounts, signIn } from './accounts.mjs';
+import { prepareAccounts, prepareEditors, signIn } from './accounts.mjs';
+import { drawWeights } from './mix.mjs';
 import { runTraffic } from './traffic.mjs';
 
 const METRICS_TOKEN = 'bench-metrics-token';
@@ -32,7 +34,8 @@ async function main() {
   installCleanup();
   const args = process.argv.slice(2);
   const option = (name, fallback) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
-  const writes = Number(option('writes', 0));
+  const mix = option('mix', 'standard');
+  const writes = mix === 'writes-only' ? 100 : Number(option('writes', mix === 'writes' ? 10 : 0));
   const top = Number(option('top', 30));
   const env = { METRICS_TOKEN };
   for (const arg of args.filter((a) => a.startsWith('--env='))) {
@@ -44,7 +47,7 @@ async function main() {
   mkdirSync(resultsDir, { recursive: true });
 
   const postgres = args.includes('--postgres');
-  const name = `mixed-${writes}${postgres ? '-postgres' : ''}${suffix}`;
+  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${writes}${postgres ? '-postgres' : ''}${suffix}`;
   const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
   const cleanups = [() => db.remove()];
   try {
@@ -65,6 +68,7 @@ async function main() {
       target = { kind: 'postgres', url };
     }
     const { accounts, draftIds } = await prepareAccounts(target, { count: 40 });
+    const editors = await prepareEditors(target, { count: 10, from: 40 });
     const data = { userIds: seeded.userIds, postIds: [...draftIds, ...seeded.postIds], writablePostIds: seeded.postIds, draftIds };
     const profDir = join(db.dir, 'prof-mixed');
     const service = await startService({ dbFile: db.dbFile, env, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
@@ -73,11 +77,17 @@ async function main() {
     let syscalls;
     let statementLines = [];
     try {
-      const tokens = await signIn(service.url, accounts);
+      const signedIn = await signIn(service.url, [...accounts, ...editors]);
+      const tokens = signedIn.slice(0, accounts.length);
+      const writers = {
+        users: accounts.map((a, i) => ({ token: tokens[i], id: a.userId })),
+        editors: editors.map((e, i) => ({ token: signedIn[accounts.length + i], id: e.userId, postIds: e.postIds })),
+      };
       await waitForQuiet({ log: (m) => console.error(`[profile] ${m}`) });
       console.error(`[profile] ${name}: loading the profiled service`);
       const counting = args.includes('--syscalls') ? countSyscalls(service.child.pid) : undefined;
-      result = await runTraffic({ url: service.graphqlUrl, data, tokens, writeShare: writes / 100, serverPid: service.child.pid });
+      const weights = mix === 'weights' ? drawWeights(Number(process.env.BENCH_SEED ?? 1)) : undefined;
+      result = await runTraffic({ url: service.graphqlUrl, data, tokens, writers, kind: mix, weights, writeShare: writes / 100, serverPid: service.child.pid });
       if (counting) syscalls = await counting.stop(result.total + (result.warmup?.total ?? 0));
       if (statements) statementLines = await statementsPerRequest(target.url, result.total + (result.warmup?.total ?? 0));
       outcomes = await cacheOutcomes(service.url);

@@ -1,25 +1,28 @@
 /**
- * Issue 11's realistic-traffic bench, run by bench/run.mjs when this file exists:
- * Inkwell against the plain reference (bench/reference/) on the same data, side by
- * side in interleaved rounds, on SQLite and on PostgreSQL + Redis:
+ * The realistic-traffic bench (issues 11 and 20), run by bench/run.mjs when this file
+ * exists: Inkwell against the plain reference (bench/reference/) on the same data, side
+ * by side in interleaved rounds, on SQLite and on PostgreSQL + Redis, over several mixes
+ * (bench/mixed/mix.mjs; bench/README.md says what each exercises):
  *
- * - mixed traffic (bench/mixed/mix.mjs) with 0, 2 and 10 % writes, Inkwell's response
- *   cache on, then off (RESPONSE_CACHE_MB=0); targets 0 % ≥ 3×, 2 % ≥ 2×, cache off ≥ 1×;
- * - the nested query uncached (Inkwell with RESPONSE_CACHE_MB=0), target ≥ 0.5×;
- * - the mix (0 % writes, cache off) on 45 connections beside the nested query on 5: does
- *   a heavy request hold up the light ones? The row is the mix's; its p99 < 50 ms;
- * - Inkwell on PostgreSQL + Redis ÷ Inkwell on SQLite for each mix, target ≥ 0.6×;
- * - Inkwell's p99 < 50 ms in every row.
+ * - `standard` (0, 2, 10 % writes), `weights` (seeded proportions), `literal` (ids in the
+ *   documents), `writes` (10 % writes of every kind), `writes-only`: each with Inkwell's
+ *   response cache on and off (RESPONSE_CACHE_MB=0; entity caches stay on);
+ * - `nested`: the nested query uncached, and the standard read mix beside it;
+ * - with BENCH_BASELINE=<built checkout>, that build of Inkwell measured beside the current
+ *   one in every round (a "current ÷ baseline" ratio per row);
+ * - Inkwell on PostgreSQL + Redis ÷ Inkwell on SQLite for each row.
  *
- *   npm run build && node bench/mixed/run.mjs [mixed] [nested] [--env=NAME=VALUE ...]
- *   BENCH_MIXED_WRITES=0,2,10 BENCH_MIXED_CACHE=on,off BENCH_MIXED_DBS=sqlite,postgres
- *   BENCH_MIXED_ACCOUNTS=40 BENCH_MIXED_SIGNED_IN=0.4 (defaults)
+ *   npm run build && node bench/mixed/run.mjs [mixed] [nested] [standard weights …] [--env=NAME=VALUE ...]
+ *   BENCH_MIXES=standard,weights,literal,nested,writes,writes-only BENCH_MIXED_DBS=sqlite,postgres
+ *   BENCH_MIXED_WRITES (read mixes; default standard 0,2,10, weights and literal 2) BENCH_MIXED_CACHE=on,off
+ *   BENCH_SEED (random) BENCH_BASELINE (unset) BENCH_MIXED_ACCOUNTS=40 BENCH_MIXED_EDITORS=10 BENCH_MIXED_SIGNED_IN=0.4
  *
- * Each implementation gets its own copy of the data (the reference's writes must not
- * go behind Inkwell's caches, nor Inkwell's behind the reference); the sessions of the
- * tokens Inkwell hands out are copied into the reference's copy.
+ * Every server gets its own copy of the data (nobody's writes go behind another's
+ * caches); the sessions of the tokens Inkwell hands out are copied into every copy.
+ * In each round every server runs the same request sequence (one seed per round).
  */
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { installCleanup } from '../lib/children.mjs';
 import { cpuMsOf, waitForQuiet } from '../lib/cpu.mjs';
@@ -31,7 +34,8 @@ import { formatTables } from '../lib/table.mjs';
 import { insertUsersAndPosts } from '../postgres/seed.mjs';
 import { missingServers, query, startPostgres, startRedis } from '../postgres/servers.mjs';
 import { startReference } from '../reference/start.mjs';
-import { copySqliteDatabase, prepareAccounts, tokenKeeper } from './accounts.mjs';
+import { copySqliteDatabase, prepareAccounts, prepareEditors, tokenKeeper } from './accounts.mjs';
+import { drawWeights, READ_SHAPES, readShares, seededRandom, WRITE_KINDS } from './mix.mjs';
 import { checkParity, sameAnswer } from './parity.mjs';
 import { runTraffic } from './traffic.mjs';
 
@@ -39,121 +43,197 @@ const SHAPE = { users: 100, postsPerUser: 10 };
 /** PUBLIC_URL of every Inkwell here: the token issuer, the same whichever instance signed a token in. */
 const ISSUER = 'http://inkwell.bench';
 const list = (value) => value.split(',').map((s) => s.trim()).filter(Boolean);
-const WRITES = list(process.env.BENCH_MIXED_WRITES ?? '0,2,10').map(Number);
+
+/** Every mix, in the order they run: the writes last, as they grow the data the reads read. */
+export const MIX_NAMES = ['standard', 'weights', 'literal', 'nested', 'writes', 'writes-only'];
+const READ_MIXES = ['standard', 'weights', 'literal'];
+/** Write shares of the read mixes by default (BENCH_MIXED_WRITES sets them for all three). */
+const READ_MIX_WRITES = { standard: [0, 2, 10], weights: [2], literal: [2] };
+const EVERY_KIND_WRITES = 10;
+
+const MIXES = list(process.env.BENCH_MIXES ?? MIX_NAMES.join(','));
+const WRITES = process.env.BENCH_MIXED_WRITES ? list(process.env.BENCH_MIXED_WRITES).map(Number) : undefined;
 const CACHES = list(process.env.BENCH_MIXED_CACHE ?? 'on,off');
 const DBS = list(process.env.BENCH_MIXED_DBS ?? 'sqlite,postgres');
 const ACCOUNTS = Number(process.env.BENCH_MIXED_ACCOUNTS ?? 40);
+const EDITORS = Number(process.env.BENCH_MIXED_EDITORS ?? 10);
 const SIGNED_IN = Number(process.env.BENCH_MIXED_SIGNED_IN ?? 0.4);
+const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
+/** Seconds measured per run: 6 (not BENCH_DURATION's 8) so that the defaults fit in 25 minutes. */
+const DURATION = Number(process.env.BENCH_MIXED_DURATION ?? process.env.BENCH_DURATION ?? 6);
+const SEED = process.env.BENCH_SEED ? Number(process.env.BENCH_SEED) >>> 0 : Math.floor(Math.random() * 2 ** 31);
 
 const P99_MAX_MS = 50;
 /** Connections of the nested query beside the mix (of LOAD_DEFAULTS.connections in all). */
 const BESIDE_NESTED = 5;
 const NESTED_QUERY = '{ users(limit: 100) { posts(limit: 10) { author { id name } } } }';
-/** Issue 11's targets, Inkwell ÷ reference. */
-const target = (cache, writes) => (cache === 'off' ? 1 : { 0: 3, 2: 2 }[writes]);
-const NESTED_TARGET = 0.5;
+/** Issue 20's targets, Inkwell ÷ reference, on every mix. */
+const target = (cache, writes) => (cache === 'off' ? 1.2 : { 0: 3, 2: 2, 10: 1.5 }[writes]);
+const WRITES_ONLY_TARGET = 1;
+const NESTED_TARGET = 1;
 const BACKENDS_TARGET = 0.6;
+
+const CACHE_LABEL = { on: 'response cache on', off: 'response cache off; entity caches on' };
+const CACHE_ENV = { on: {}, off: { RESPONSE_CACHE_MB: '0' } };
 
 /** `ctx` from bench/run.mjs ({ only, load, env, … }); returns table rows. */
 export async function runMixed(ctx = {}) {
-  const only = (ctx.only ?? []).map((name) => name.toLowerCase());
-  const wantMixed = only.length === 0 || only.includes('mixed');
-  const wantNested = only.length === 0 || only.includes('nested');
-  if (!wantMixed && !wantNested) return [];
-  const load = { ...LOAD_DEFAULTS, ...ctx.load };
+  const mixes = selectedMixes(ctx.only ?? []);
+  if (mixes.length === 0) return [];
+  for (const c of CACHES) if (!CACHE_LABEL[c]) throw new Error(`BENCH_MIXED_CACHE: unknown setting ${c} (on, off)`);
+  const load = { ...LOAD_DEFAULTS, ...ctx.load, duration: DURATION };
+  const scenarios = scenariosOf(mixes);
+  const caches = [...new Set(scenarios.flatMap((s) => s.caches))].sort((a, b) => (a === 'on' ? -1 : b === 'on' ? 1 : 0));
+  const builds = BASELINE ? ['baseline', 'current'] : ['current'];
+  const instances = caches.flatMap((cache) => builds.map((build) => ({ key: `${build}-${cache}`, build, cache })));
+  const weights = drawWeights(SEED);
+  const seeds = process.env.BENCH_SEED ? seededRandom(SEED) : Math.random;
+  const nextSeed = () => Math.floor(seeds() * 2 ** 31);
+  estimate(scenarios, load);
+
   const rows = [];
   const backends = [];
   const cleanups = [];
+  const baselineNotes = [];
   try {
     for (const name of DBS) {
       if (name === 'postgres' && missingServers()) {
-        rows.push({ table: 'reference', scenario: 'mixed and nested on PostgreSQL + Redis (skipped)', service: null, ceiling: null, notes: missingServers() });
+        rows.push({ table: 'reference', scenario: 'mixes on PostgreSQL + Redis (skipped)', service: null, ceiling: null, notes: missingServers() });
         continue;
       }
       if (name !== 'sqlite' && name !== 'postgres') throw new Error(`BENCH_MIXED_DBS: unknown database ${name}`);
-      log(`${name}: preparing the data`);
-      const backend = name === 'sqlite' ? await prepareSqlite(cleanups) : await preparePostgres(cleanups);
-      backend.reference = await startReference({ databaseUrl: backend.referenceUrl, issuer: ISSUER });
+      log(`${name}: preparing the data (${instances.length + 1} copies)`);
+      const backend = name === 'sqlite' ? await prepareSqlite(cleanups, instances) : await preparePostgres(cleanups, instances);
+      backend.reference = await startReference({ databaseUrl: backend.copies.reference.url, issuer: ISSUER });
       cleanups.push(() => backend.reference.stop());
+      backend.inkwells = {};
+      for (const instance of instances) {
+        const copy = backend.copies[instance.key];
+        const env = { ...CACHE_ENV[instance.cache], ...ctx.env, PUBLIC_URL: ISSUER, ...copy.env };
+        const server = await startService({ dbFile: copy.file ?? 'unused', env, ...(instance.build === 'baseline' ? { root: BASELINE } : {}) });
+        cleanups.push(() => server.stop());
+        backend.inkwells[instance.key] = server;
+      }
+      // Tokens come from the first current Inkwell; their sessions go into every other copy.
+      const first = instances.find((i) => i.build === 'current');
+      backend.signInServer = backend.inkwells[first.key];
+      const signInTarget = backend.copies[first.key].target;
+      const allTargets = [backend.copies.reference.target, ...instances.map((i) => backend.copies[i.key].target)];
+      backend.tokens = tokenKeeper({
+        accounts: backend.accounts,
+        editors: backend.editors,
+        target: signInTarget,
+        mirrors: allTargets.filter((t) => t !== signInTarget),
+      });
+      const { tokens, writers } = await backend.tokens(backend.signInServer);
+      const sides = [...instances]
+        .sort((a, b) => (a.build === b.build ? 0 : a.build === 'current' ? -1 : 1))
+        .map((i) => ({ name: `${i.build} Inkwell (${CACHE_LABEL[i.cache]})`, server: backend.inkwells[i.key], baseline: i.build === 'baseline' }));
+      const parity = await checkParity({
+        sides,
+        reference: backend.reference,
+        data: backend.data,
+        accounts: backend.accounts,
+        tokens,
+        writers,
+        targets: { inkwell: signInTarget, all: allTargets },
+      });
+      log(`${name}: the reference and every Inkwell answer alike (${parity.count} requests compared)`);
+      for (const difference of parity.baselineDifferences) log(`${name}: the baseline answers differently: ${difference}`);
+      if (parity.baselineDifferences.length > 0) {
+        baselineNotes.push(
+          `${backend.label}: the baseline build answered ${parity.baselineDifferences.length} parity requests unlike the current build and the reference, e.g. ${parity.baselineDifferences[0].slice(0, 300)}`,
+        );
+      }
       backends.push(backend);
     }
 
-    const groups = ['on', 'off'].filter((c) => (wantMixed && CACHES.includes(c)) || (wantNested && c === 'off'));
-    let checked = false;
-    for (const cache of groups) {
-      const env = { ...ctx.env, PUBLIC_URL: ISSUER, ...(cache === 'off' ? { RESPONSE_CACHE_MB: '0' } : {}) };
-      try {
-        for (const b of backends) b.inkwell = await startService({ dbFile: b.dbFile ?? 'unused', env: { ...env, ...b.env } });
-        if (!checked) {
-          for (const b of backends) {
-            const tokens = await b.tokens(b.inkwell);
-            const n = await checkParity({ inkwell: b.inkwell, reference: b.reference, data: b.data, accounts: b.accounts, tokens, targets: b.targets });
-            log(`${b.name}: the reference answers like Inkwell (${n} requests compared)`);
-          }
-          checked = true;
-        }
-        if (wantMixed && CACHES.includes(cache)) {
-          for (const writes of WRITES) rows.push(...(await measureMix({ backends, cache, writes, load })));
-        }
-        if (wantNested && cache === 'off') {
-          for (const b of backends) rows.push(await measureNested({ b, load }));
-          if (wantMixed) for (const b of backends) rows.push(await measureBeside({ b, load }));
-        }
-      } finally {
-        for (const b of backends) await b.inkwell?.stop();
-      }
+    const common = { backends, load, nextSeed, weights, builds };
+    for (const scenario of scenarios) {
+      if (scenario.mix === 'nested') {
+        for (const b of backends) rows.push(await measureNested({ ...common, b }));
+        if (scenario.beside) for (const b of backends) rows.push(await measureBeside({ ...common, b }));
+      } else rows.push(...(await measureTraffic({ ...common, scenario })));
     }
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
   }
-  return rows;
+  const footnotes = footnotesFor(mixes, weights, baselineNotes);
+  return rows.map((r) => (r.table === 'reference' ? { ...r, footnotes } : r));
 }
 
-async function prepareSqlite(cleanups) {
+/** The mixes to run: named on the command line (`mixed` = all but nested), else BENCH_MIXES. */
+function selectedMixes(only) {
+  for (const m of MIXES) if (!MIX_NAMES.includes(m)) throw new Error(`BENCH_MIXES: unknown mix ${m} (${MIX_NAMES.join(', ')})`);
+  const names = only.map((n) => n.toLowerCase());
+  if (names.length === 0) return MIX_NAMES.filter((m) => MIXES.includes(m));
+  const chosen = new Set(names.filter((n) => MIX_NAMES.includes(n)));
+  if (names.includes('mixed')) for (const m of MIXES) if (m !== 'nested') chosen.add(m);
+  return MIX_NAMES.filter((m) => chosen.has(m));
+}
+
+function scenariosOf(mixes) {
+  const scenarios = [];
+  for (const mix of mixes) {
+    if (READ_MIXES.includes(mix)) for (const writes of WRITES ?? READ_MIX_WRITES[mix]) scenarios.push({ mix, writes, caches: CACHES });
+    if (mix === 'writes') scenarios.push({ mix, writes: EVERY_KIND_WRITES, caches: CACHES });
+    // Writes are not served from the response cache: by default writes-only runs with it on (as in production) only.
+    if (mix === 'writes-only') scenarios.push({ mix, writes: 100, caches: process.env.BENCH_MIXED_CACHE || !CACHES.includes('on') ? CACHES : ['on'] });
+    // The nested query runs against Inkwell without its response cache, whatever BENCH_MIXED_CACHE says.
+    if (mix === 'nested') scenarios.push({ mix, caches: ['off'], beside: true });
+  }
+  return scenarios;
+}
+
+/** How long the defaults take: one measurement is warm-up + duration + ~2 s of quiet and idle waits. */
+function estimate(scenarios, load) {
+  const builds = BASELINE ? 2 : 1;
+  const perRound = scenarios.reduce((n, s) => n + (s.mix === 'nested' ? 2 * (1 + builds) : 1 + s.caches.length * builds), 0);
+  const dbs = DBS.filter((d) => d === 'sqlite' || !missingServers()).length;
+  const seconds = perRound * dbs * ROUNDS * (load.warmup + load.duration + 2);
+  log(`${perRound} measurements per round and database, ${ROUNDS} rounds, ${dbs} database(s): about ${Math.round(seconds / 60)} min (plus set-up)`);
+}
+
+/** Copies (files) of one seeded SQLite database: the reference's and each Inkwell's. */
+async function prepareSqlite(cleanups, instances) {
   const db = await createBenchDatabase(SHAPE);
   cleanups.push(() => db.remove());
-  const target = { kind: 'sqlite', file: db.dbFile };
-  const { accounts, draftIds } = await prepareAccounts(target, { count: ACCOUNTS });
-  const referenceFile = join(db.dir, 'reference.db');
-  copySqliteDatabase(db.dbFile, referenceFile);
-  const referenceTarget = { kind: 'sqlite', file: referenceFile };
-  return {
-    name: 'sqlite',
-    label: 'SQLite',
-    dbFile: db.dbFile,
-    env: {},
-    referenceUrl: `file:${referenceFile}`,
-    targets: { inkwell: target, reference: referenceTarget },
-    data: dataOf(db, draftIds),
-    accounts,
-    tokens: tokenKeeper({ accounts, target, referenceTarget }),
-  };
+  const seeded = { kind: 'sqlite', file: db.dbFile };
+  const { accounts, draftIds } = await prepareAccounts(seeded, { count: ACCOUNTS });
+  const editors = await prepareEditors(seeded, { count: EDITORS, from: ACCOUNTS });
+  const copies = {};
+  for (const key of ['reference', ...instances.map((i) => i.key)]) {
+    const file = join(db.dir, `${key}.db`);
+    copySqliteDatabase(db.dbFile, file);
+    copies[key] = { file, url: `file:${file}`, env: {}, target: { kind: 'sqlite', file } };
+  }
+  return { name: 'sqlite', label: 'SQLite', copies, data: dataOf(db, draftIds), accounts, editors };
 }
 
-async function preparePostgres(cleanups) {
+/** Databases made from one seeded template: the reference's and each Inkwell's (each Inkwell with its own Redis key prefix). */
+async function preparePostgres(cleanups, instances) {
   const postgres = await startPostgres();
   cleanups.push(() => postgres.stop());
   const redis = await startRedis();
   cleanups.push(() => redis.stop());
   const url = await postgres.createDatabase('inkwell_mixed');
-  const env = { DATABASE_URL: url, REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'bench-mixed:' };
-  await (await startService({ dbFile: 'unused', env })).stop(); // migrates the empty database
+  await (await startService({ dbFile: 'unused', env: { DATABASE_URL: url } })).stop(); // migrates the empty database
   const seeded = await insertUsersAndPosts(url, SHAPE);
-  const target = { kind: 'postgres', url };
-  const { accounts, draftIds } = await prepareAccounts(target, { count: ACCOUNTS });
-  await query(postgres.url, 'create database inkwell_mixed_ref template inkwell_mixed');
-  const referenceUrl = url.replace(/\/inkwell_mixed$/, '/inkwell_mixed_ref');
-  const referenceTarget = { kind: 'postgres', url: referenceUrl };
-  return {
-    name: 'postgres',
-    label: 'PostgreSQL + Redis',
-    env,
-    referenceUrl,
-    targets: { inkwell: target, reference: referenceTarget },
-    data: dataOf(seeded, draftIds),
-    accounts,
-    tokens: tokenKeeper({ accounts, target, referenceTarget }),
-  };
+  const template = { kind: 'postgres', url };
+  const { accounts, draftIds } = await prepareAccounts(template, { count: ACCOUNTS });
+  const editors = await prepareEditors(template, { count: EDITORS, from: ACCOUNTS });
+  const copies = {};
+  for (const key of ['reference', ...instances.map((i) => i.key)]) {
+    const name = `inkwell_mixed_${key.replace(/-/g, '_')}`;
+    await query(postgres.url, `create database ${name} template inkwell_mixed`);
+    const copyUrl = url.replace(/\/inkwell_mixed$/, `/${name}`);
+    copies[key] = {
+      url: copyUrl,
+      env: { DATABASE_URL: copyUrl, REDIS_URL: redis.url, REDIS_KEY_PREFIX: `bench-mixed-${key}:` },
+      target: { kind: 'postgres', url: copyUrl },
+    };
+  }
+  return { name: 'postgres', label: 'PostgreSQL + Redis', copies, data: dataOf(seeded, draftIds), accounts, editors };
 }
 
 /** Reads may hit drafts (null for most callers); writes go to published posts. */
@@ -161,93 +241,121 @@ function dataOf({ userIds, postIds }, draftIds) {
   return { userIds, postIds: [...draftIds, ...postIds], writablePostIds: postIds, draftIds };
 }
 
-/** Rounds of (reference, Inkwell) per backend, interleaved; one row per backend, plus PostgreSQL ÷ SQLite. */
-async function measureMix({ backends, cache, writes, load }) {
-  const name = `mixed ${writes} % writes, cache ${cache}`;
+function mixLabel({ mix, writes }) {
+  if (mix === 'standard') return `standard, ${writes} % writes`;
+  if (mix === 'weights') return `weights (seed ${SEED}), ${writes} % writes`;
+  if (mix === 'literal') return `literal ids, ${writes} % writes`;
+  if (mix === 'writes') return `writes: ${writes} % of every kind`;
+  return `writes-only: ${ACCOUNTS} users + ${EDITORS} editors`;
+}
+
+/**
+ * Inkwell instances of one round in measuring order: per cache setting, the baseline
+ * build and the current one, their order swapped every other round (drift cancels).
+ */
+function inkwellOrder(caches, builds, round) {
+  const order = round % 2 === 0 ? builds : [...builds].reverse();
+  return caches.flatMap((cache) => order.map((build) => ({ key: `${build}-${cache}`, build, cache })));
+}
+
+/** One run against one server, after the machine is quiet; waits until the server is idle again. */
+async function measureOne(name, server, run) {
+  await waitForQuiet(quiet(name));
+  const result = await run(server);
+  await waitForIdle(server.child.pid);
+  return result;
+}
+
+/** Rounds of (reference, then each Inkwell) per backend; one row per backend and cache setting, plus PostgreSQL ÷ SQLite. */
+async function measureTraffic({ backends, scenario, load, nextSeed, weights, builds }) {
+  const name = mixLabel(scenario);
   const rounds = [];
   for (let round = 0; round < ROUNDS; round++) {
+    const seed = nextSeed();
     const results = {};
     for (const b of backends) {
-      const traffic = { data: b.data, writeShare: writes / 100, signedInShare: SIGNED_IN, ...load };
-      const tokens = await b.tokens(b.inkwell);
-      log(`${name} — ${b.label}: round ${round + 1}/${ROUNDS}, reference then Inkwell`);
-      await waitForQuiet(quiet(name));
-      const reference = await runTraffic({ ...traffic, tokens, url: b.reference.graphqlUrl, serverPid: b.reference.child.pid });
-      await waitForIdle(b.reference.child.pid);
-      await waitForQuiet(quiet(name));
-      const inkwell = await runTraffic({ ...traffic, tokens, url: b.inkwell.graphqlUrl, serverPid: b.inkwell.child.pid });
-      await waitForIdle(b.inkwell.child.pid);
-      log(`${name} — ${b.label}: Inkwell ${Math.round(inkwell.rps)} req/s, reference ${Math.round(reference.rps)} req/s`);
-      results[b.name] = { service: inkwell, ceiling: reference, ratio: inkwell.rps / reference.rps };
+      const { tokens, writers } = await b.tokens(b.signInServer);
+      const traffic = {
+        ...load,
+        data: b.data,
+        tokens,
+        writers,
+        kind: scenario.mix,
+        weights: scenario.mix === 'weights' ? weights : undefined,
+        writeShare: scenario.writes / 100,
+        signedInShare: SIGNED_IN,
+        seed,
+      };
+      const order = inkwellOrder(scenario.caches, builds, round);
+      log(`${name} — ${b.label}: round ${round + 1}/${ROUNDS}, reference then ${order.map((i) => i.key).join(', ')}`);
+      const run = (server) => runTraffic({ ...traffic, url: server.graphqlUrl, serverPid: server.child.pid });
+      const r = { reference: await measureOne(name, b.reference, run) };
+      for (const i of order) r[i.key] = await measureOne(name, b.inkwells[i.key], run);
+      log(`${name} — ${b.label}: ${Object.entries(r).map(([k, x]) => `${k} ${Math.round(x.rps)} req/s`).join(', ')}`);
+      results[b.name] = r;
     }
     rounds.push(results);
   }
-  const rows = backends.map((b) =>
-    row({
-      table: 'reference',
-      scenario: `${name} — ${b.label}`,
-      rounds: rounds.map((r) => r[b.name]),
-      target: target(cache, writes),
-      sides: ['Inkwell', 'reference'],
-    }),
-  );
-  if (backends.length === 2) {
-    const pairs = rounds.map((r) => ({ service: r.postgres.service, ceiling: r.sqlite.service, ratio: r.postgres.service.rps / r.sqlite.service.rps }));
-    rows.push(row({ table: 'backends', scenario: `${name} — Inkwell`, rounds: pairs, target: BACKENDS_TARGET, sides: ['PostgreSQL', 'SQLite'] }));
+  const rows = [];
+  for (const cache of scenario.caches) {
+    const label = `${name}, ${CACHE_LABEL[cache]}`;
+    const targetOf = scenario.mix === 'writes-only' ? WRITES_ONLY_TARGET : target(cache, scenario.writes);
+    for (const b of backends) {
+      const perRound = rounds.map((r) => ({ service: r[b.name][`current-${cache}`], ceiling: r[b.name].reference, base: r[b.name][`baseline-${cache}`] }));
+      rows.push(row({ table: 'reference', scenario: `${label} — ${b.label}`, rounds: perRound, target: targetOf, sides: ['Inkwell', 'reference'] }));
+    }
+    if (backends.length === 2) {
+      const pairs = rounds.map((r) => ({ service: r.postgres[`current-${cache}`], ceiling: r.sqlite[`current-${cache}`] }));
+      rows.push(row({ table: 'backends', scenario: `${label} — Inkwell`, rounds: pairs, target: BACKENDS_TARGET, sides: ['PostgreSQL', 'SQLite'] }));
+    }
   }
   return rows;
 }
 
-/** The nested query, one body, against Inkwell without its response cache. */
-async function measureNested({ b, load }) {
-  const name = `nested users(100) × posts(10) × author, uncached — ${b.label}`;
+/** The nested query, one body, against each Inkwell without its response cache. */
+async function measureNested({ b, load, builds }) {
+  const name = `nested users(100) × posts(10) × author, ${CACHE_LABEL.off} — ${b.label}`;
   const body = JSON.stringify({ query: NESTED_QUERY });
-  await sameAnswer({ inkwell: b.inkwell, reference: b.reference, body, what: 'the nested query' });
+  for (const build of builds) await sameAnswer({ inkwell: b.inkwells[`${build}-off`], reference: b.reference, body, what: `the nested query (${build})` });
   const expect = async (url) => (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text());
+  const run = async (server) => runLoad({ ...load, url: server.graphqlUrl, body, expectBody: await expect(server.graphqlUrl), serverPid: server.child.pid });
   const rounds = [];
   for (let round = 0; round < ROUNDS; round++) {
-    log(`${name}: round ${round + 1}/${ROUNDS}, reference then Inkwell`);
-    await waitForQuiet(quiet(name));
-    const reference = await runLoad({ ...load, url: b.reference.graphqlUrl, body, expectBody: await expect(b.reference.graphqlUrl), serverPid: b.reference.child.pid });
-    await waitForIdle(b.reference.child.pid);
-    await waitForQuiet(quiet(name));
-    const inkwell = await runLoad({ ...load, url: b.inkwell.graphqlUrl, body, expectBody: await expect(b.inkwell.graphqlUrl), serverPid: b.inkwell.child.pid });
-    await waitForIdle(b.inkwell.child.pid);
-    log(`${name}: Inkwell ${Math.round(inkwell.rps)} req/s, reference ${Math.round(reference.rps)} req/s`);
-    rounds.push({ service: inkwell, ceiling: reference, ratio: inkwell.rps / reference.rps });
+    log(`${name}: round ${round + 1}/${ROUNDS}`);
+    const r = { ceiling: await measureOne(name, b.reference, run) };
+    for (const i of inkwellOrder(['off'], builds, round)) r[i.build === 'current' ? 'service' : 'base'] = await measureOne(name, b.inkwells[i.key], run);
+    log(`${name}: Inkwell ${Math.round(r.service.rps)} req/s, reference ${Math.round(r.ceiling.rps)} req/s`);
+    rounds.push(r);
   }
   return row({ table: 'reference', scenario: name, rounds, target: NESTED_TARGET, sides: ['Inkwell', 'reference'] });
 }
 
 /**
- * The mix (read-only, signed-in share as usual) on all but BESIDE_NESTED connections
- * while those send the nested query, each implementation uncached. The row shows the
- * mix: its rate as a ratio and its p99 against the target; the notes give the nested
- * query's rate and p99 beside it. Server CPU is not split between the two.
+ * The standard read mix on all but BESIDE_NESTED connections while those send the
+ * nested query, each implementation uncached. The row shows the mix: its rate as a ratio
+ * and its p99 against the target; the notes give the nested query's rate and p99 beside
+ * it. Server CPU is not split between the two.
  */
-async function measureBeside({ b, load }) {
-  const name = `mixed 0 % writes beside the nested query on ${BESIDE_NESTED} connections, cache off — ${b.label}`;
+async function measureBeside({ b, load, builds, nextSeed }) {
+  const name = `standard 0 % writes beside the nested query on ${BESIDE_NESTED} connections, ${CACHE_LABEL.off} — ${b.label}`;
   const body = JSON.stringify({ query: NESTED_QUERY });
   const connections = load.connections - BESIDE_NESTED;
-  const both = async (server) => {
-    const tokens = await b.tokens(b.inkwell);
-    const [mix, nested] = await Promise.all([
-      runTraffic({ ...load, connections, data: b.data, tokens, signedInShare: SIGNED_IN, url: server.graphqlUrl }),
-      runLoad({ ...load, connections: BESIDE_NESTED, url: server.graphqlUrl, body }),
-    ]);
-    return { ...mix, nested };
-  };
   const rounds = [];
   for (let round = 0; round < ROUNDS; round++) {
-    log(`${name}: round ${round + 1}/${ROUNDS}, reference then Inkwell`);
-    await waitForQuiet(quiet(name));
-    const reference = await both(b.reference);
-    await waitForIdle(b.reference.child.pid);
-    await waitForQuiet(quiet(name));
-    const inkwell = await both(b.inkwell);
-    await waitForIdle(b.inkwell.child.pid);
-    log(`${name}: Inkwell ${Math.round(inkwell.rps)} req/s (p99 ${inkwell.p99} ms), reference ${Math.round(reference.rps)} req/s (p99 ${reference.p99} ms)`);
-    rounds.push({ service: inkwell, ceiling: reference, ratio: inkwell.rps / reference.rps });
+    const { tokens } = await b.tokens(b.signInServer);
+    const seed = nextSeed();
+    const both = async (server) => {
+      const [mix, nested] = await Promise.all([
+        runTraffic({ ...load, connections, data: b.data, tokens, signedInShare: SIGNED_IN, seed, url: server.graphqlUrl }),
+        runLoad({ ...load, connections: BESIDE_NESTED, url: server.graphqlUrl, body }),
+      ]);
+      return { ...mix, nested };
+    };
+    log(`${name}: round ${round + 1}/${ROUNDS}`);
+    const r = { ceiling: await measureOne(name, b.reference, both) };
+    for (const i of inkwellOrder(['off'], builds, round)) r[i.build === 'current' ? 'service' : 'base'] = await measureOne(name, b.inkwells[i.key], both);
+    log(`${name}: Inkwell ${Math.round(r.service.rps)} req/s (p99 ${r.service.p99} ms), reference ${Math.round(r.ceiling.rps)} req/s (p99 ${r.ceiling.p99} ms)`);
+    rounds.push(r);
   }
   const result = row({ table: 'reference', scenario: name, rounds, target: undefined, sides: ['Inkwell', 'reference'] });
   const median = rounds.find((r) => r.service === result.service);
@@ -260,33 +368,93 @@ async function measureBeside({ b, load }) {
   };
 }
 
-/** The round with the median ratio, with p99 target and notes; any wrong answer makes the row fail. */
+/** The median (of an even count, the mean of the middle two). */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/**
+ * The round with the median ratio (req/s and µs/req columns, notes); any wrong answer
+ * makes the row fail. With a baseline build: its req/s and µs/req from that round, and
+ * current ÷ baseline as the median of the rounds' ratios (all rounds in the notes).
+ */
 function row({ table, scenario, rounds, target, sides }) {
-  const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)];
-  const problems = rounds.flatMap((r) => [...problemsOf(sides[0], r.service), ...problemsOf(sides[1], r.ceiling)]);
-  const roundNote = rounds.length > 1 ? `rounds ${rounds.map((r) => `${r.ratio.toFixed(2)}×`).join(', ')} (median shown)` : '';
+  const withRatio = rounds.map((r) => ({ ...r, ratio: r.service.rps / r.ceiling.rps }));
+  const shown = [...withRatio].sort((a, b) => a.ratio - b.ratio)[Math.floor(withRatio.length / 2)];
+  const problems = withRatio.flatMap((r) => [
+    ...problemsOf(sides[0], r.service),
+    ...problemsOf(sides[1], r.ceiling),
+    ...(r.base ? problemsOf('baseline', r.base) : []),
+  ]);
+  const notes = [];
+  if (shown.service.serverCpuUsPerReq && shown.ceiling.serverCpuUsPerReq) {
+    notes.push(`CPU ratio ${(shown.ceiling.serverCpuUsPerReq / shown.service.serverCpuUsPerReq).toFixed(2)}× (${sides[1]} µs ÷ ${sides[0]} µs)`);
+  }
+  notes.push(`gen ${pct(shown.service.generatorCpu)}/${pct(shown.ceiling.generatorCpu)}`, `other ${pct(shown.service.otherCpu)}/${pct(shown.ceiling.otherCpu)}`);
+  notes.push(...[...new Set(problems)].slice(0, 4));
+  if (withRatio.length > 1) notes.push(`rounds ${withRatio.map((r) => `${r.ratio.toFixed(2)}×`).join(', ')} (median shown)`);
+  let baseRatio;
+  if (withRatio.every((r) => r.base)) {
+    const perRound = withRatio.map((r) => ({
+      rps: r.service.rps / r.base.rps,
+      cpu: r.service.serverCpuUsPerReq && r.base.serverCpuUsPerReq ? r.service.serverCpuUsPerReq / r.base.serverCpuUsPerReq : NaN,
+    }));
+    baseRatio = { rps: median(perRound.map((x) => x.rps)), cpu: median(perRound.map((x) => x.cpu)) };
+    if (perRound.length > 1) notes.push(`current ÷ baseline rounds ${perRound.map((x) => `${x.rps.toFixed(2)}× req/s, ${x.cpu.toFixed(2)}× µs`).join('; ')}`);
+    notes.push(`baseline p99 ${shown.base.p99} ms`);
+  }
   return {
     table,
     scenario,
-    service: median.service,
-    ceiling: median.ceiling,
-    ratio: median.ratio,
+    service: shown.service,
+    ceiling: shown.ceiling,
+    ratio: shown.ratio,
     target,
     ...(problems.length > 0 ? { pass: false } : {}),
     ...(table === 'reference' ? { p99Max: P99_MAX_MS } : {}),
-    notes: [...cpuNotes(sides, median), ...[...new Set(problems)].slice(0, 4), roundNote].filter(Boolean).join('; '),
+    ...(baseRatio ? { base: shown.base, baseRatio } : {}),
+    notes: notes.filter(Boolean).join('; '),
   };
 }
 
 const pct = (x) => (x === undefined ? '?' : `${Math.round(x * 100)}%`);
+const percent = (x) => `${Math.round(x * 100)} %`;
 
-function cpuNotes([a, b], { service, ceiling }) {
-  const cpu = (r) => (r.serverCpuUsPerReq === undefined ? '' : `${Math.round(r.serverCpuUsPerReq)} µs/req, ${pct(r.serverCpu)} CPU`);
-  const notes = [`${a} ${cpu(service)}`, `${b} ${cpu(ceiling)}`, `gen ${pct(service.generatorCpu)}/${pct(ceiling.generatorCpu)}`, `other ${pct(service.otherCpu)}/${pct(ceiling.otherCpu)}`];
-  if (service.serverCpuUsPerReq && ceiling.serverCpuUsPerReq) {
-    notes.unshift(`CPU ratio ${(ceiling.serverCpuUsPerReq / service.serverCpuUsPerReq).toFixed(2)}×`);
+/** What the labels mean, under the table. */
+function footnotesFor(mixes, weights, baselineNotes) {
+  const shares = (w) => READ_SHAPES.map((s) => `${s} ${percent(readShares(w, SIGNED_IN)[s])}`).join(', ');
+  const notes = [
+    `"${CACHE_LABEL.off}": RESPONSE_CACHE_MB=0 turns off Inkwell's whole-response cache only. Its other caches have no setting and are on in every row: ` +
+      'the post(id) cache (row and like count; in process on SQLite, in Redis on PostgreSQL), shared reads (concurrent requests share one statement per turn), ' +
+      'the session memo (SQLite only), the verified-token memo and the parsed-document cache (1,000 documents). ' +
+      "The reference has Mercurius's compiled-document cache (1,024) and per-request DataLoaders only; it verifies every token and reads every session.",
+    `Reads (${percent(1 - SIGNED_IN)} anonymous over post, user, posts; ${percent(SIGNED_IN)} signed in over all five): standard ${shares(undefined)}.`,
+  ];
+  if (mixes.includes('weights')) notes.push(`weights (seed ${SEED}, BENCH_SEED=${SEED} repeats it): ${shares(weights)}.`);
+  if (mixes.includes('literal')) notes.push('literal ids: the same shapes with every id and argument written into the document, no variables (about 2,200 distinct read documents, and a new one per write).');
+  if (mixes.includes('writes') || mixes.includes('writes-only')) {
+    const kinds = Object.entries(WRITE_KINDS).map(([k, d]) => `${k} ${percent(d.share)}`).join(', ');
+    notes.push(
+      `writes of every kind: ${kinds}; addReaction of 12 types (like 1 in 12); half answer \`{ id }\`, half a richer selection; ` +
+        `users (${ACCOUNTS}) react and update themselves, editors (${EDITORS}) create posts and update their own. writes-only: those writes alone. ` +
+        'The standard mixes\' writes are addReaction (like 1 in 4) answering `{ id type post { id likes } }`.',
+    );
+  }
+  if (BASELINE) {
+    notes.push(`baseline build: ${BASELINE} (${commitOf(BASELINE)}), measured in the same rounds on its own copy of the data; current ÷ baseline: medians of the rounds' ratios (µs/req below 1× is cheaper).`);
+    notes.push(...baselineNotes);
   }
   return notes;
+}
+
+function commitOf(dir) {
+  try {
+    return execFileSync('git', ['-C', dir, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim().slice(0, 80);
+  } catch {
+    return 'not a git checkout';
+  }
 }
 
 /** Wrong answers anywhere in a run (warm-up included). */

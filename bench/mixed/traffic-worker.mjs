@@ -13,7 +13,12 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 async function phase(opts, duration, seed, fullCheck) {
   const next = createMix({ ...opts.mix, seed });
   const url = new URL(opts.url);
-  const headersFor = new Map(opts.mix.tokens.map((t) => [t, { ...JSON_HEADERS, authorization: `Bearer ${t}` }]));
+  const headersFor = new Map();
+  const headersOf = (token) => {
+    let headers = headersFor.get(token);
+    if (!headers) headersFor.set(token, (headers = { ...JSON_HEADERS, authorization: `Bearer ${token}` }));
+    return headers;
+  };
   const shapes = {};
   const problems = { count: 0, first: undefined };
   const request = {
@@ -24,7 +29,7 @@ async function phase(opts, duration, seed, fullCheck) {
       context.shape = r.shape;
       shapes[r.shape] = (shapes[r.shape] ?? 0) + 1;
       // A fresh headers object: autocannon writes Content-Length into it.
-      return { ...req, headers: { ...(r.token ? headersFor.get(r.token) : JSON_HEADERS) }, body: r.body };
+      return { ...req, headers: { ...(r.token ? headersOf(r.token) : JSON_HEADERS) }, body: r.body };
     },
     onResponse: (status, body, context) => {
       const problem = fullCheck ? checkResponse(context.shape, status, body) : body.includes('"errors"') ? `errors: ${body.slice(0, 300)}` : undefined;

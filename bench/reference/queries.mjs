@@ -35,6 +35,25 @@ const QUERIES = {
     `insert into reactions (id, post_id, user_id, type, created_at) values (?, ?, ?, ?, ?)
      on conflict (post_id, user_id, type) do nothing`,
   reactionByKey: () => 'select * from reactions where post_id = ? and user_id = ? and type = ?',
+  insertPost: () =>
+    `insert into posts (id, author_id, title, content, published, tags, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?)`,
+  // A patch in one prepared statement: each column "set when the flag before it is 1".
+  updatePost: () =>
+    `update posts set
+       title = case when ? = 1 then ? else title end,
+       content = case when ? = 1 then ? else content end,
+       tags = case when ? = 1 then ? else tags end,
+       updated_at = ?
+     where id = ?`,
+  updateUser: () =>
+    `update users set
+       name = case when ? = 1 then ? else name end,
+       email = case when ? = 1 then ? else email end,
+       age = case when ? = 1 then ? else age end,
+       avatar = case when ? = 1 then ? else avatar end,
+       role = case when ? = 1 then ? else role end
+     where id = ?`,
 };
 
 export function sqliteQueries() {
