@@ -1,4 +1,5 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { send } from './http-request.js';
 
 /**
  * An HTTP client whose connections leave from one loopback address. Every address in
@@ -17,35 +18,9 @@ export function fromAddress(baseUrl: string, address: string): AddressClient {
   const agent = new Agent({ keepAlive: true, maxSockets: 1, localAddress: address });
   return {
     address,
-    post(path, body, headers = {}) {
-      const payload = JSON.stringify(body);
-      return new Promise((resolve, reject) => {
-        const req = request(
-          new URL(path, baseUrl),
-          {
-            method: 'POST',
-            agent,
-            headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
-          },
-          (response) => {
-            const chunks: Buffer[] = [];
-            response.on('data', (chunk: Buffer) => chunks.push(chunk));
-            response.on('end', () => {
-              const text = Buffer.concat(chunks).toString('utf8');
-              let json: unknown;
-              try {
-                json = JSON.parse(text);
-              } catch {
-                json = undefined;
-              }
-              resolve({ status: response.statusCode ?? 0, headers: response.headers, json });
-            });
-            response.on('error', reject);
-          },
-        );
-        req.on('error', reject);
-        req.end(payload);
-      });
+    async post(path, body, headers = {}) {
+      const sent = await send(baseUrl, 'POST', path, { 'content-type': 'application/json', accept: 'application/json', ...headers }, JSON.stringify(body), agent);
+      return { status: sent.status, headers: sent.headers, json: sent.json };
     },
     close: () => agent.destroy(),
   };

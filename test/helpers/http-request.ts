@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { Agent, IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:http';
 
 /**
@@ -14,12 +14,20 @@ export interface Sent {
   json: any;
 }
 
-export function send(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Sent> {
+export function send(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+  /** The connections to use (e.g. from one local address, test/helpers/from-address.ts). */
+  agent?: Agent,
+): Promise<Sent> {
   const url = new URL(path, base);
   // node:http frames a body of DELETE, OPTIONS or TRACE with neither length nor chunks.
   const framed = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers: framed }, (response) => {
+    const req = request(url, { method, headers: framed, ...(agent ? { agent } : {}) }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
