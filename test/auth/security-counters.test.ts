@@ -57,7 +57,7 @@ async function flood(): Promise<void> {
         const first = (index * REQUESTS_PER_CLIENT + r) * POSTS_PER_REQUEST;
         const variables = Object.fromEntries(ks.map((k) => [`id${k}`, `flood-${first + k}`]));
         const res = await c.post('/graphql', { ...(r === 0 ? { query } : {}), variables, extensions: { persistedQuery } });
-        expect(res.status).toBe(200);
+        expect(res.status, JSON.stringify({ client: c.address, request: r, headers: res.headers, body: res.json })).toBe(200);
         expect(res.json.data[`c${index}p0`]).toEqual({ id: `flood-${first}` });
       }
     } finally {
