@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { TurnPipeline } from '../store/redis-turn.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 /**
@@ -47,7 +48,7 @@ export class RequestLimit {
     const memory = new RateLimiterMemory({ points: max, duration, keyPrefix: 'rl' });
     this.limiter = shared
       ? new RateLimiterRedis({
-          storeClient: shared.client,
+          storeClient: inTurns(shared.client),
           keyPrefix: shared.keyPrefix,
           points: max,
           duration,
@@ -72,4 +73,26 @@ export class RequestLimit {
     }
     return { allowed, limit: this.max, remaining: res.remainingPoints, retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
   }
+}
+
+/**
+ * The Redis client as rate-limiter-flexible sees it, with its counting command sent in the
+ * event-loop turn's pipeline (src/store/redis-turn.ts) beside the turn's cache reads: sent
+ * on its own, each request's count cost one more loopback write (~40–50 µs of CPU on two
+ * cores), and PostgreSQL + Redis 1.1–1.3× the CPU per request of the build before
+ * (bench/mixed, BENCH_BASELINE). Everything else is the client itself.
+ */
+function inTurns(client: Redis): Redis {
+  const turn = TurnPipeline.of(client);
+  return new Proxy(client, {
+    get(target, name, receiver) {
+      if (name !== 'rlflxIncr') return Reflect.get(target, name, receiver);
+      return (args: (string | number)[]) => turn.command((pipeline) => (pipeline as unknown as Scripted).rlflxIncr(args));
+    },
+  });
+}
+
+/** The library's script, as ioredis defines it on the client and its pipelines. */
+interface Scripted {
+  rlflxIncr(args: (string | number)[]): unknown;
 }
