@@ -8,10 +8,3 @@ import { setFlagsFromString } from 'node:v8';
  * (docs/design-notes.md#runtime-flags, docs/decisions.md).
  */
 setFlagsFromString('--no-allocation-site-pretenuring');
-/**
- * V8's compilation cache keeps the source and code of every `new Function` graphql-jit
- * generates, after the compiled query itself is gone: 100 distinct documents of 420 fields
- * left 184 MB behind after full collections, 1.8 MB without it (docs/limits.md, "Memory").
- * The document cache (src/graphql/operation/pipeline.ts) is what reuses compiled code.
- */
-setFlagsFromString('--no-compilation-cache');
