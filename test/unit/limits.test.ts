@@ -7,11 +7,10 @@ import {
   complexityError,
   computeComplexity,
   countTokensWithin,
-  expandedFields,
-  MAX_EXPANDED_FIELDS,
   maxAliasesRule,
   maxDepthRule,
 } from '../../src/graphql/operation/limits.js';
+import { expandedFields, MAX_EXPANDED_FIELDS } from '../../src/graphql/operation/fields.js';
 
 const schema = buildSchema(readFileSync('src/graphql/schema.graphql', 'utf8'));
 

@@ -23,11 +23,10 @@ import {
   complexityError,
   computeComplexity,
   countTokensWithin,
-  expandedFields,
-  MAX_EXPANDED_FIELDS,
   maxAliasesRule,
   maxDepthRule,
 } from './limits.js';
+import { expandedFields, MAX_EXPANDED_FIELDS } from './fields.js';
 
 /**
  * The transport-free half of every operation: parse → validate (spec rules, limits,
