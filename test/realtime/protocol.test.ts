@@ -179,3 +179,39 @@ describe('shutdown', () => {
     }
   });
 });
+
+/**
+ * What each kind of operation gets over the socket (docs/subscriptions.md): the same
+ * request core as HTTP answers, and only the framing differs.
+ */
+describe('answers over the socket', () => {
+  const forId = (s: RawSocket, id: string) => s.messages.filter((m) => m.id === id).map((m) => m.type);
+
+  it('a query: one next with the answer as HTTP gives it, then complete', async () => {
+    const s = await open();
+    await s.init();
+    s.subscribe('q', '{ __typename posts(limit: 1) { id } }');
+    await s.next((m) => m.id === 'q' && m.type === 'complete');
+    const http = await server.gql('{ __typename posts(limit: 1) { id } }');
+    expect(s.messages.find((m) => m.id === 'q' && m.type === 'next').payload).toEqual(http.body);
+    expect(forId(s, 'q')).toEqual(['next', 'complete']);
+  });
+
+  it('a query whose variables do not match their types: an error message, as HTTP answers 400', async () => {
+    const s = await open();
+    await s.init();
+    s.subscribe('v', 'query ($n: Int!) { posts(limit: $n) { id } }', { n: 'many' });
+    const error = await s.next((m) => m.id === 'v' && m.type === 'error');
+    expect(error.payload[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(forId(s, 'v')).toEqual(['error']);
+  });
+
+  it('a subscription that cannot start: its result with formatted errors (code and argument), then complete', async () => {
+    const s = await open();
+    await s.init();
+    s.subscribe('bad', 'subscription { postPublished(postId: "a\\u0000b") { id } }');
+    const next = await s.next((m) => m.id === 'bad' && m.type === 'next');
+    expect(next.payload.errors).toEqual([expect.objectContaining({ extensions: { code: 'BAD_USER_INPUT', argument: 'postId' } })]);
+    await s.next((m) => m.id === 'bad' && m.type === 'complete');
+  });
+});

@@ -162,6 +162,9 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       return hub.subscribe(run.subscription);
     },
 
+    // A subscription that could not start (a resolver error) answers one result: formatted here.
+    onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
+
     onError: (_ctx, _id, payload, errors) => {
       options.observability?.refused(payload, errors); // observability:
       return formatAll(errors);
