@@ -80,3 +80,22 @@ export class ConflictError extends AppError {
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
+
+/** Refusals answered at the HTTP level, before any route: status, code and message in one place (docs/errors.md). */
+export const HTTP_REFUSALS = {
+  duplicateHost: { status: 400, code: 'BAD_REQUEST', message: 'Bad request: more than one Host header' },
+  originNotAllowed: { status: 403, code: 'FORBIDDEN', message: 'Origin not allowed' },
+  overloaded: { status: 503, code: 'OVERLOADED', message: 'Server overloaded; retry later' },
+} as const satisfies Record<string, { status: number; code: WireCode; message: string }>;
+
+export type HttpRefusal = (typeof HTTP_REFUSALS)[keyof typeof HTTP_REFUSALS];
+
+/**
+ * A refusal's body in the shape of the area asked: `{errors}` on /graphql, `{error}`
+ * elsewhere (with its `code` too when `withCode`).
+ */
+export function refusalBody(path: string, refusal: HttpRefusal, withCode = false): object {
+  const { code, message } = refusal;
+  if (path === '/graphql') return { errors: [{ message, extensions: { code } }] };
+  return withCode ? { error: message, code } : { error: message };
+}

@@ -1,3 +1,4 @@
+import { HTTP_REFUSALS, refusalBody } from '../errors.js';
 import fastifyCors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -90,9 +91,10 @@ async function cors(app: FastifyInstance, policy: CorsPolicy): Promise<void> {
 }
 
 function refusePreflight(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const message = 'Origin not allowed';
-  const body = request.url.startsWith('/api/') ? { error: message } : { errors: [{ message, extensions: { code: 'FORBIDDEN' } }] };
-  return reply.code(403).type('application/json; charset=utf-8').send(JSON.stringify(body));
+  const refusal = HTTP_REFUSALS.originNotAllowed;
+  // Everything but the account area answers in GraphQL's shape here (docs/browser-apps.md).
+  const body = refusalBody(request.url.startsWith('/api/') ? '/api' : '/graphql', refusal);
+  return reply.code(refusal.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
 /** Registered at the root (fastify-plugin), before the routes' own hooks. */

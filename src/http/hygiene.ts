@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { WireCode } from '../errors.js';
+import { HTTP_REFUSALS, refusalBody } from '../errors.js';
 
 /**
  * Two rules every HTTP request meets at its first hook (docs/limits.md, "HTTP hygiene"):
@@ -44,10 +44,7 @@ function carriesCredential(headers: FastifyRequest['headers'], cookieMarks: read
 }
 
 function refuseDuplicateHost(request: FastifyRequest, reply: FastifyReply): void {
-  const message = 'Bad request: more than one Host header';
-  const body =
-    request.url.split('?', 1)[0] === '/graphql'
-      ? { errors: [{ message, extensions: { code: 'BAD_REQUEST' satisfies WireCode } }] }
-      : { error: message };
-  void reply.code(400).header('connection', 'close').type('application/json; charset=utf-8').send(JSON.stringify(body));
+  const refusal = HTTP_REFUSALS.duplicateHost;
+  const body = refusalBody(request.url.split('?', 1)[0] ?? '', refusal);
+  void reply.code(refusal.status).header('connection', 'close').type('application/json; charset=utf-8').send(JSON.stringify(body));
 }

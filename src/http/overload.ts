@@ -2,7 +2,7 @@ import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { getHeapStatistics } from 'node:v8';
-import type { WireCode } from '../errors.js';
+import { HTTP_REFUSALS, refusalBody } from '../errors.js';
 
 /**
  * Overload shedding (docs/limits.md, "Overload"): while the event loop lags more than
@@ -36,7 +36,7 @@ export const overloadPlugin = fp(async function overload(app: FastifyInstance, o
     pressureHandler: (request: FastifyRequest, reply: FastifyReply, type: string, value: number | undefined) => {
       if (ALWAYS_ANSWERED.has(pathOf(request))) return; // served; /readyz says 503 itself
       const seconds = type === 'eventLoopDelay' && value ? Math.max(1, Math.ceil(value / 1000)) : HEAP_RETRY_AFTER_S;
-      request.server.metrics.graphqlError('OVERLOADED'); // observability:
+      request.server.metrics.graphqlError(HTTP_REFUSALS.overloaded.code); // observability:
       sendOverloaded(request, reply, seconds);
     },
   });
@@ -44,13 +44,10 @@ export const overloadPlugin = fp(async function overload(app: FastifyInstance, o
 
 /** 503 `OVERLOADED` in the body shape of the area asked: `{errors}` on /graphql, `{error}` elsewhere. */
 function sendOverloaded(request: FastifyRequest, reply: FastifyReply, retryAfterSeconds: number): void {
-  const message = 'Server overloaded; retry later';
-  const body =
-    pathOf(request) === '/graphql'
-      ? { errors: [{ message, extensions: { code: 'OVERLOADED' satisfies WireCode } }] }
-      : { error: message, code: 'OVERLOADED' satisfies WireCode };
+  const refusal = HTTP_REFUSALS.overloaded;
+  const body = refusalBody(pathOf(request), refusal, true);
   void reply
-    .code(503)
+    .code(refusal.status)
     .header('retry-after', String(retryAfterSeconds))
     .header('cache-control', 'no-store')
     .type('application/json; charset=utf-8')

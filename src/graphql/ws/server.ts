@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
   GraphQLError,
@@ -16,6 +16,8 @@ import type { OperationPipeline } from '../operation/pipeline.js';
 import type { CorsPolicy } from '../../http/cors.js';
 import type { ConnectionCaps } from '../../http/connection-caps.js';
 import { hasDuplicateHost } from '../../http/hygiene.js';
+import { HTTP_REFUSALS, refusalBody } from '../../errors.js';
+import { refuse } from './refuse.js';
 import { cookieToken, clientIp, credentialFromParams } from './auth.js';
 import { FanoutHub, type SubscriptionRequest } from './fanout.js';
 import { WS_CLOSE, WS_LIMITS, WS_PATH, nextMessage } from './protocol.js';
@@ -292,8 +294,8 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     if (path !== WS_PATH) return refuse(socket, 404);
     if (!accepting) return refuse(socket, 503);
     // The same rules as every HTTP request (docs/limits.md): one Host, and no new work while overloaded.
-    if (hasDuplicateHost(request.rawHeaders)) return refuse(socket, 400, {}, { error: 'Bad request: more than one Host header' });
-    if (options.overloaded?.()) return refuse(socket, 503, { 'retry-after': '5' }, { error: 'Server overloaded; retry later', code: 'OVERLOADED' });
+    if (hasDuplicateHost(request.rawHeaders)) return refuse(socket, HTTP_REFUSALS.duplicateHost.status, {}, refusalBody('', HTTP_REFUSALS.duplicateHost));
+    if (options.overloaded?.()) return refuse(socket, 503, { 'retry-after': '5' }, refusalBody('', HTTP_REFUSALS.overloaded, true));
     const place = options.caps?.acquire(clientIp(request, options.trustProxy));
     if (place && !place.admitted) {
       return refuse(socket, place.status, { 'retry-after': String(place.retryAfterSeconds) }, { error: place.error });
@@ -324,20 +326,6 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     stats: () => ({ connections: connections.size, ...hub.stats(), slowConsumersClosed }),
     close: () => (closing ??= shutDown()),
   };
-}
-
-/** Answers an upgrade that is not accepted, as ws answers a refused handshake, then closes. */
-function refuse(socket: Duplex, status: number, headers: OutgoingHttpHeaders = {}, body?: object): void {
-  const content = body ? JSON.stringify(body) : '';
-  const head: OutgoingHttpHeaders = {
-    connection: 'close',
-    ...(body ? { 'content-type': 'application/json; charset=utf-8' } : {}),
-    'content-length': Buffer.byteLength(content),
-    ...headers,
-  };
-  const lines = Object.entries(head).map(([name, value]) => `${name}: ${String(value)}\r\n`);
-  socket.once('finish', () => socket.destroy());
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${content}`);
 }
 
 /** A signal that aborts once the socket closes (a heavy operation then leaves its line); one per connection, made on first use. */
