@@ -119,6 +119,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   await app.register(overloadPlugin, { maxEventLoopDelayMs: config.overloadEventLoopDelayMs });
   await app.register(healthRoutes, { backends, overloaded: () => app.isUnderPressure() });
   const auth = await setupAuth(app, { config, backends, services });
+  observability.metrics.watchPasswordHashing(() => auth.auth.hasher.stats); // observability:
   if (!config.isProduction) await app.register(graphiqlAssetsPlugin);
   // The request core: one way through for every transport (src/graphql/operation/core.ts).
   const core = new RequestCore({ schema, preparer, services, responseCache, limit: auth.auth.requestLimit });

@@ -49,8 +49,17 @@ const HASH_WORKER = fileURLToPath(new URL('./hash-worker.mjs', import.meta.url))
 /** What hash-worker.mjs does: a hash is answered with the hash, a comparison with a boolean. */
 type HashTask = { op: 'hash'; password: string; cost: number } | { op: 'compare'; password: string; hash: string };
 
+/** What the hashing pool has done and holds, read by /metrics (src/observability/metrics.ts). */
+export interface HashStats {
+  hashed: number;
+  compared: number;
+  waiting: number;
+}
+
 export class PasswordHasher {
   private dummy: Promise<string> | undefined;
+  private hashed = 0;
+  private compared = 0;
   private readonly pool: Piscina<HashTask, string | boolean>;
   private closed = false;
 
@@ -97,6 +106,10 @@ export class PasswordHasher {
     return cost === undefined || cost < this.cost;
   }
 
+  get stats(): HashStats {
+    return { hashed: this.hashed, compared: this.compared, waiting: this.pool.queueSize };
+  }
+
   /** Stops the hashing threads (the app's onClose); queued and running operations fail, later ones too. */
   close(): Promise<void> {
     this.closed = true;
@@ -105,6 +118,8 @@ export class PasswordHasher {
 
   private run(task: HashTask): Promise<string | boolean> {
     if (this.closed) return Promise.reject(new Error('password hasher closed'));
+    if (task.op === 'hash') this.hashed++;
+    else this.compared++;
     return this.pool.run(task);
   }
 

@@ -167,6 +167,24 @@ export class Metrics {
     });
   }
 
+  /** The password hashing threads (src/auth/passwords.ts), read at scrape time. */
+  watchPasswordHashing(stats: () => { hashed: number; compared: number; waiting: number }): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'inkwell_password_operations_total',
+      help: 'bcrypt operations begun, by operation: hash (registration, a password change, a re-hash) or compare (every sign-in attempt, an unknown email included)',
+      labelNames: ['operation'],
+      registers,
+      collect() {
+        this.reset();
+        const { hashed, compared } = stats();
+        this.inc({ operation: 'hash' }, hashed);
+        this.inc({ operation: 'compare' }, compared);
+      },
+    });
+    new Gauge({ name: 'inkwell_password_operations_waiting', help: 'bcrypt operations waiting for a hashing thread', registers, collect() { this.set(stats().waiting); } });
+  }
+
   /** The Prometheus text exposition: the process's default metrics, then this app's. */
   async render(): Promise<string> {
     const [process, app] = await Promise.all([processRegistry().metrics(), this.registry.metrics()]);
