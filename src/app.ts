@@ -18,6 +18,7 @@ import { RequestPreparer } from './graphql/operation/request.js';
 import { createSubscriptionResolvers } from './graphql/resolvers/subscription.js';
 import { buildSchema } from './graphql/schema.js';
 import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws/server.js';
+import { graphqlSse } from './graphql/sse/server.js';
 import { healthRoutes } from './health.js';
 import { corsPlugin } from './http/cors.js';
 import { ConnectionCaps } from './http/connection-caps.js';
@@ -123,11 +124,14 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   if (!config.isProduction) await app.register(graphiqlAssetsPlugin);
   // The request core: one way through for every transport (src/graphql/operation/core.ts).
   const core = new RequestCore({ schema, preparer, services, responseCache, limit: auth.auth.requestLimit });
+  // GraphQL over SSE at the same path: the route hands it the requests that prefer an event stream.
+  const sse = graphqlSse(app, { core, schema, services, isProduction: config.isProduction, caps: connectionCaps, identify: auth.identify, refuseCredential: auth.refuseCredential });
   await app.register(graphqlHttpRoutes, {
     core,
     isProduction: config.isProduction,
     identify: auth.identify,
     refuseCredential: auth.refuseCredential,
+    eventStream: sse.serve,
   });
   const realtime = attachGraphqlWs(app.server, {
     pipeline,
@@ -158,8 +162,8 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
     auth: auth.auth,
     observability,
     async close({ lingerMs = 0 } = {}) {
-      // WebSockets get their 1001 while HTTP connections drain.
-      await Promise.all([realtime.close(), connections.drain(lingerMs)]);
+      // WebSockets get their 1001 and event streams their `complete` while HTTP connections drain.
+      await Promise.all([realtime.close(), sse.close(), connections.drain(lingerMs)]);
       await app.close();
       await backends.close();
     },

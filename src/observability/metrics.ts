@@ -10,7 +10,7 @@ import { processRegistry } from './process-metrics.js';
  * Names and labels: README, "Observability".
  */
 
-export type Transport = 'http' | 'ws';
+export type Transport = 'http' | 'ws' | 'sse';
 export type OperationKind = 'query' | 'mutation' | 'subscription' | 'none';
 export type CacheOutcome = 'hit' | 'miss' | 'none';
 
@@ -19,7 +19,7 @@ export interface OperationObservation {
   /** The route's pattern (`/graphql`, `/api/auth/login`, …), `none` when no route matched. */
   route: string;
   operationType: OperationKind;
-  /** The HTTP status; over WebSocket the one HTTP would have answered (200, 400, 429, 500). */
+  /** The HTTP status; over WebSocket (and for SSE refusals inside a stream) the one HTTP would have answered (200, 400, 429, 500). */
   status: number;
   seconds: number;
 }
@@ -97,6 +97,22 @@ export class Metrics {
     new Counter({
       name: 'inkwell_websocket_slow_consumers_closed_total',
       help: 'WebSockets closed because the client stopped reading',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().slowConsumersClosed);
+      },
+    });
+  }
+
+  /** GraphQL over SSE (src/graphql/sse/), read from its adapter at scrape time. */
+  watchEventStreams(stats: () => { streams: number; subscriptions: number; slowConsumersClosed: number }): void {
+    const registers = [this.registry];
+    new Gauge({ name: 'inkwell_sse_streams', help: 'Open GraphQL event streams (SSE)', registers, collect() { this.set(stats().streams); } });
+    new Gauge({ name: 'inkwell_sse_subscriptions', help: 'Active subscriptions over SSE', registers, collect() { this.set(stats().subscriptions); } });
+    new Counter({
+      name: 'inkwell_sse_slow_consumers_closed_total',
+      help: 'Event streams cut because the client stopped reading',
       registers,
       collect() {
         this.reset();

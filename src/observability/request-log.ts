@@ -13,6 +13,8 @@ import type { Metrics } from './metrics.js';
  */
 
 export interface RequestLine {
+  /** `sse` for GraphQL over SSE (the line is written when the stream ends); absent for plain HTTP. */
+  transport?: 'sse';
   method: string;
   url: string;
   status: number;
@@ -34,13 +36,15 @@ export class RequestLog extends LogController {
     const observation = request.observation;
     const status = reply.statusCode;
     const durationMs = reply.elapsedTime;
-    this.metrics.observeOperation({
-      transport: 'http',
-      route: request.routeOptions.url ?? 'none',
-      operationType: observation?.operationType ?? 'none',
-      status,
-      seconds: durationMs / 1000,
-    });
+    if (!observation?.observed) {
+      this.metrics.observeOperation({
+        transport: observation?.transport ?? 'http',
+        route: request.routeOptions.url ?? 'none',
+        operationType: observation?.operationType ?? 'none',
+        status,
+        seconds: durationMs / 1000,
+      });
+    }
     if (observation) this.metrics.cacheOutcome(observation.cacheOutcome);
 
     const log = reply.log;
@@ -65,6 +69,7 @@ function requestLine(request: FastifyRequest, status: number, durationMs: number
     cache: observation.cacheOutcome,
     operationType: observation.operationType,
   };
+  if (observation.transport === 'sse') line.transport = 'sse';
   if (observation.callerId !== undefined) line.caller = observation.callerId;
   if (observation.operationName !== undefined) line.operation = observation.operationName;
   return line;

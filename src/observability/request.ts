@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { CacheOutcome, OperationKind } from './metrics.js';
+import type { CacheOutcome, OperationKind, Transport } from './metrics.js';
 import { operationNameOf, type ObservedOperation } from './operation.js';
 
 /**
@@ -14,6 +14,12 @@ export class RequestObservation {
   operationName: string | undefined = undefined;
   operationType: OperationKind = 'none';
   cacheOutcome: CacheOutcome = 'none';
+  transport: Extract<Transport, 'http' | 'sse'> = 'http';
+  /**
+   * Its duration is already in the metrics: an event stream's, observed when its answer
+   * began (src/graphql/sse/), not when the stream ends.
+   */
+  observed = false;
 
   /** The user's id, or `anonymous`; never a credential. */
   caller(caller: { kind: string; id?: string }): this {
@@ -24,6 +30,12 @@ export class RequestObservation {
   operation(prepared: ObservedOperation): this {
     this.operationName = operationNameOf(prepared);
     this.operationType = prepared.operationType as OperationKind;
+    return this;
+  }
+
+  /** Asked for GraphQL over SSE. */
+  eventStream(): this {
+    this.transport = 'sse';
     return this;
   }
 

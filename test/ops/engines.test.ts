@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import semver from 'semver';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from './helpers.js';
+import { ROOT, run, scratchDir } from './helpers.js';
 
 /**
  * package.json's `engines.node` must stay true of the installed tree: every production
@@ -12,11 +12,43 @@ import { ROOT } from './helpers.js';
  */
 const declared = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
 
-/** The folders of every installed package the service needs at run time. */
-function productionPackages(): string[] {
-  const out = execFileSync('npm', ['ls', '--all', '--omit=dev', '--parseable'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
+/** The folders of every installed package: the service's (`--omit=dev`), or all of them. */
+function installedPackages(omitDev: boolean): string[] {
+  const args = ['ls', '--all', '--parseable', ...(omitDev ? ['--omit=dev'] : [])];
+  const out = execFileSync('npm', args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
   const root = ROOT.replace(/\/$/, '');
   return out.split('\n').filter((path) => path && path !== root);
+}
+
+/** The installed packages whose `engines.node` leaves out part of the declared range. */
+function excludingPackages(dirs: string[]): string[] {
+  const excluding: string[] = [];
+  for (const dir of dirs) {
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; version: string; engines?: { node?: string } };
+    const range = manifest.engines?.node;
+    if (range === undefined) continue;
+    if (!semver.subset(declared, range)) {
+      excluding.push(`${manifest.name}@${manifest.version} (${relative(ROOT, dir)}) needs node "${range}"`);
+    }
+  }
+  return excluding;
+}
+
+/**
+ * `npm ci --dry-run --offline` in a folder holding only these two files: npm resolves the
+ * lockfile and checks every package's engines against the running Node, as a real
+ * `npm ci` does, without fetching anything. Returns npm's warnings about packages.
+ */
+async function npmCiWarnings(files: { 'package.json': string; 'package-lock.json': string }): Promise<string[]> {
+  const dir = scratchDir('npm-ci');
+  try {
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    const result = await run('npm', ['ci', '--dry-run', '--offline', '--no-audit', '--no-fund'], { cwd: dir });
+    expect(result.status, result.stderr).toBe(0);
+    return `${result.stdout}\n${result.stderr}`.split('\n').filter((line) => /^npm warn (EBADENGINE|install-scripts)/.test(line));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 describe('engines.node', () => {
@@ -29,23 +61,49 @@ describe('engines.node', () => {
   });
 
   it('is within what every installed production dependency declares', () => {
-    const packages = productionPackages();
+    const packages = installedPackages(true);
     expect(packages.length).toBeGreaterThan(50); // the listing worked
-    const excluding: string[] = [];
-    for (const dir of packages) {
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; version: string; engines?: { node?: string } };
-      const range = manifest.engines?.node;
-      if (range === undefined) continue;
-      if (!semver.subset(declared, range)) {
-        excluding.push(`${manifest.name}@${manifest.version} (${relative(ROOT, dir)}) needs node "${range}"`);
-      }
-    }
-    expect(excluding, `declared "${declared}"`).toEqual([]);
+    expect(excludingPackages(packages), `declared "${declared}"`).toEqual([]);
+  });
+
+  it('is within what every installed package declares, dev tools included (npm ci warns on no supported Node)', () => {
+    const packages = installedPackages(false);
+    expect(packages.some((dir) => dir.endsWith('/node_modules/vitest'))).toBe(true); // the dev tools are listed too
+    expect(excludingPackages(packages), `declared "${declared}"`).toEqual([]);
   });
 
   it('would notice a dependency that needs a newer Node', () => {
     // The check itself: cookie@2 declares ">=22", which our range (Node 20) goes beyond.
     expect(semver.subset(declared, '>=22')).toBe(false);
     expect(semver.subset(declared, '20.x || 22.x || 23.x || 24.x || 25.x || 26.x')).toBe(true);
+  });
+});
+
+describe('npm ci of the committed lockfile, on the Node running the tests', () => {
+  it('prints no EBADENGINE warning and no unreviewed install script (README, "Quick start")', async () => {
+    const read = (name: string) => readFileSync(join(ROOT, name), 'utf8');
+    const warnings = await npmCiWarnings({ 'package.json': read('package.json'), 'package-lock.json': read('package-lock.json') });
+    expect(warnings).toEqual([]);
+  });
+
+  it('would notice a package that needs a newer Node', async () => {
+    const manifest = { name: 'fixture', version: '1.0.0', private: true, dependencies: { 'needs-future-node': '1.0.0' } };
+    const lockfile = {
+      name: 'fixture',
+      version: '1.0.0',
+      lockfileVersion: 3,
+      requires: true,
+      packages: {
+        '': { name: 'fixture', version: '1.0.0', dependencies: manifest.dependencies },
+        'node_modules/needs-future-node': {
+          version: '1.0.0',
+          resolved: 'https://registry.npmjs.org/needs-future-node/-/needs-future-node-1.0.0.tgz',
+          integrity: 'sha512-AAAA',
+          engines: { node: '>=99' },
+        },
+      },
+    };
+    const warnings = await npmCiWarnings({ 'package.json': JSON.stringify(manifest), 'package-lock.json': JSON.stringify(lockfile) });
+    expect(warnings).toContain('npm warn EBADENGINE Unsupported engine {');
   });
 });

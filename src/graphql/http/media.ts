@@ -5,7 +5,8 @@ import Negotiator from 'negotiator';
  * place that reads `Accept`, with `negotiator`: q-values and wildcards honoured
  * (`application/json;q=0` accepts no JSON). Among equally acceptable types the client's
  * order wins, and JSON is the default (no header, any type, any `application/` type); a
- * client that accepts neither JSON type is answered 406 by the route before anything else.
+ * client that accepts neither JSON type is answered 406 by the route before anything else,
+ * unless it prefers an event stream (`prefersEventStream`).
  */
 export type GraphQLMediaType = 'application/graphql-response+json' | 'application/json';
 
@@ -20,8 +21,10 @@ const OFFERED = [
 // Only to tell whether a browser asks for the GraphiQL page: last, so a wildcard alone
 // still means JSON.
 const OFFERED_WITH_HTML = [...OFFERED, 'text/html'];
+// Only to tell whether a client asks for an event stream (GraphQL over SSE): last too.
+const OFFERED_WITH_EVENT_STREAM = [...OFFERED, 'text/event-stream'];
 
-type Negotiated = { type: GraphQLMediaType | null; html?: boolean };
+type Negotiated = { type: GraphQLMediaType | null; html?: boolean; eventStream?: boolean };
 
 // Clients send one of a few headers on every request (~8 µs to negotiate one): answers
 // are kept per header, a bounded few, forgotten all at once when full.
@@ -56,6 +59,18 @@ export function prefersHtml(accept: string | undefined): boolean {
   const answer = negotiate(accept);
   answer.html ??= accept !== undefined && accept !== '' && new Negotiator({ headers: { accept } }).mediaType(OFFERED_WITH_HTML) === 'text/html';
   return answer.html;
+}
+
+/**
+ * Whether the client prefers `text/event-stream` to either JSON type: then /graphql
+ * answers with GraphQL over SSE (src/graphql/sse/). Among equally acceptable types the
+ * client's order wins (urql's fetch lists the JSON types first), and a wildcard means JSON.
+ */
+export function prefersEventStream(accept: string | undefined): boolean {
+  const answer = negotiate(accept);
+  answer.eventStream ??=
+    accept !== undefined && accept !== '' && new Negotiator({ headers: { accept } }).mediaType(OFFERED_WITH_EVENT_STREAM) === 'text/event-stream';
+  return answer.eventStream;
 }
 
 export function contentTypeOf(mediaType: GraphQLMediaType): string {

@@ -14,7 +14,7 @@ import {
   formatError,
   type FormatOptions,
 } from '../operation/errors.js';
-import { acceptedMediaType, contentTypeOf, isAcceptable } from './media.js';
+import { acceptedMediaType, contentTypeOf, isAcceptable, prefersEventStream } from './media.js';
 import { readParams, wantsHtml } from './params.js';
 import { observe } from '../../observability/request.js';
 
@@ -34,6 +34,8 @@ export interface GraphQLHttpOptions {
   identify(request: FastifyRequest): Promise<Identity>;
   /** Starts the 401 for a refused credential (status, `WWW-Authenticate`, cookie cleared). */
   refuseCredential(reply: FastifyReply, identity: Identity): FastifyReply;
+  /** Answers a request that prefers `text/event-stream`: GraphQL over SSE (src/graphql/sse/). */
+  eventStream?(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
 }
 
 /** Registered without fastify-plugin on purpose: its parsers and error handler stay inside. */
@@ -50,6 +52,7 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
     if (!isProduction && request.method === 'GET' && wantsHtml(request)) {
       return sendGraphiQL(reply);
     }
+    if (options.eventStream && prefersEventStream(request.headers.accept)) return options.eventStream(request, reply);
     const identity = await identify(request);
     observe(request).caller(identity.caller); // observability:
     const format = formatOptions(request);
@@ -114,7 +117,7 @@ export function methodNotAllowed(request: FastifyRequest, reply: FastifyReply): 
  * The one body of a refusal on /graphql: `{errors}` with no `data`, in the negotiated type.
  * A 429 also says `error` (the account area's shape), as clients of both areas read it.
  */
-function sendRefusal(request: FastifyRequest, reply: FastifyReply, refusal: RequestError, format: FormatOptions, status = refusal.status): FastifyReply {
+export function sendRefusal(request: FastifyRequest, reply: FastifyReply, refusal: RequestError, format: FormatOptions, status = refusal.status): FastifyReply {
   const errors = refusal.errors.map((e) => formatError(e, format));
   if (status === 429) {
     return reply.code(429).headers(refusal.headers).type('application/json; charset=utf-8').send(JSON.stringify({ error: RateLimited.message, errors }));
@@ -126,7 +129,7 @@ function sendRefusal(request: FastifyRequest, reply: FastifyReply, refusal: Requ
  * Aborts once the client closes the connection before its answer was written: a heavy
  * operation still waiting for its turn then leaves the line (docs/limits.md).
  */
-function clientGone(reply: FastifyReply): AbortSignal {
+export function clientGone(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   const response = reply.raw;
   if (response.destroyed || response.socket?.destroyed) controller.abort();

@@ -107,6 +107,16 @@ export class Overloaded extends RequestError {
   }
 }
 
+/**
+ * Over a cap on long-lived connections (src/http/connection-caps.ts), with `Retry-After`:
+ * 429 `RATE_LIMITED` when the client holds its share, 503 `OVERLOADED` when the instance is full.
+ */
+export class TooManyConnections extends RequestError {
+  constructor(status: 429 | 503, message: string, retryAfterSeconds: number) {
+    super(one(message, status === 429 ? 'RATE_LIMITED' : 'OVERLOADED'), status, { 'retry-after': String(retryAfterSeconds) });
+  }
+}
+
 /** `PERSISTED_QUERY_NOT_FOUND` with 200: an unknown hash, which the client resends with its text. */
 export class PersistedQueryNotFound extends RequestError {
   constructor() {

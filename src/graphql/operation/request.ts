@@ -26,8 +26,11 @@ export interface OperationParams {
   readonly extensions: Record<string, unknown> | undefined;
 }
 
-/** Where the request came from decides what it may run (a mutation needs POST, a subscription a socket). */
-export type Transport = 'http-get' | 'http-post' | 'ws';
+/**
+ * Where the request came from decides what it may run: a mutation needs POST (or a
+ * socket), a subscription a socket or an event stream (`sse-*`: GraphQL over SSE).
+ */
+export type Transport = 'http-get' | 'http-post' | 'sse-get' | 'sse-post' | 'ws';
 
 /** A request ready to execute: everything execution and the cache need, made once. */
 export interface PreparedRequest {
@@ -68,10 +71,10 @@ export class RequestPreparer {
 
 function checkTransport(operation: PreparedOperation, transport: Transport): void {
   if (transport === 'ws') return;
-  if (operation.operationType === 'subscription') {
-    throw new BadRequest('Subscriptions are served over WebSocket at this path');
+  if (operation.operationType === 'subscription' && transport !== 'sse-get' && transport !== 'sse-post') {
+    throw new BadRequest('Subscriptions are served over WebSocket, or Server-Sent Events (Accept: text/event-stream), at this path');
   }
-  if (operation.operationType === 'mutation' && transport === 'http-get') {
+  if (operation.operationType === 'mutation' && (transport === 'http-get' || transport === 'sse-get')) {
     throw new MethodNotAllowed('Cannot perform mutations over GET', 'POST');
   }
 }

@@ -14,7 +14,7 @@ import type { PreparedOperation } from '../operation/pipeline.js';
  * (docs/design-notes.md#subscription-fan-out).
  */
 
-/** Who receives: the transport's connection and the graphql-transport-ws subscription id. */
+/** Who receives: the transport's connection and the graphql-transport-ws subscription id (none over SSE). */
 export interface Subscriber<C> {
   readonly connection: C;
   readonly id: string;
@@ -34,8 +34,14 @@ export interface FanoutOptions<C> {
   schema: GraphQLSchema;
   services: Services;
   format: FormatOptions;
-  /** Writes one complete graphql-transport-ws `next` message (text) to a connection. */
+  /** Writes one complete `next` message (text) to a connection. */
   write(connection: C, message: string): void;
+  /**
+   * The message around an event's payload, for a transport whose message names no
+   * subscriber (SSE, one operation per stream): made once per event for the whole group.
+   * Without it, each subscriber's graphql-transport-ws `next` carries its id.
+   */
+  frame?(payload: string): string;
 }
 
 /** Callers who may see different data never share a group; equal callers always may. */
@@ -96,7 +102,8 @@ export class FanoutHub<C> {
   /** @internal One execution and one serialisation, then the same payload to every active member. */
   deliver(group: Group<C>, event: unknown): Promise<void> {
     const delivery = this.render(group, event).then((body) => {
-      for (const member of group.members) if (member.active) this.options.write(member.subscriber.connection, member.frame(body));
+      const shared = this.options.frame?.(body);
+      for (const member of group.members) if (member.active) this.options.write(member.subscriber.connection, shared ?? member.frame(body));
     });
     this.inflight.add(delivery);
     return delivery.finally(() => this.inflight.delete(delivery));
