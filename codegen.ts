@@ -1,7 +1,7 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
 // Resolver types are generated from schema.graphql (the single source of the schema);
-// `test/schema/codegen.test.ts` fails when the committed output is out of date.
+// `test/graphql/schema.test.ts` fails when the committed output is out of date.
 const config: CodegenConfig = {
   schema: 'src/graphql/schema.graphql',
   generates: {

@@ -5,23 +5,35 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
 
 const require = createRequire(import.meta.url);
 
-/** Over-the-wire and database tests: run once per backend. */
+/**
+ * Tests mirror src/: test/<folder>/ holds the tests of src/<folder>/, test/system/ the
+ * whole-service ones (clients, browsers, operations, failures, several instances).
+ *
+ * What reads or writes through the database, Redis or the stores built on them runs
+ * once per backend; protocol-level behaviour (HTTP framing, negotiation, CORS, pages,
+ * client libraries) is the same code on either and runs on SQLite only.
+ */
 const perBackend = [
-  'test/http/**/*.test.ts',
   'test/auth/**/*.test.ts',
-  'test/realtime/**/*.test.ts',
+  'test/cache/**/*.test.ts',
+  'test/cli/**/*.test.ts',
   'test/domain/**/*.test.ts',
-  'test/graphiql/**/*.test.ts',
-  'test/clients/**/*.test.ts',
-  'test/reliability/drain.test.ts',
-  'test/reliability/crash.test.ts',
+  'test/rate-limit/**/*.test.ts',
+  'test/realtime/**/*.test.ts',
+  'test/graphql/resolvers/**/*.test.ts',
+  'test/graphql/operation/**/*.test.ts',
+  'test/graphql/ws/**/*.test.ts',
+  'test/graphql/sse/**/*.test.ts',
+  'test/graphql/http/batching.test.ts',
   'test/observability/**/*.test.ts',
+  'test/system/reliability/drain.test.ts',
+  'test/system/reliability/crash.test.ts',
 ];
 /**
  * Several instances on one PostgreSQL and one Redis, and PostgreSQL or Redis failing
  * under load: the postgres project only.
  */
-const scale = ['test/scale/**/*.test.ts', 'test/reliability/cluster/**/*.test.ts'];
+const scale = ['test/system/scale/**/*.test.ts', 'test/system/reliability/cluster/**/*.test.ts'];
 
 const sqlite: TestProjectInlineConfiguration = {
   extends: true,

@@ -8,7 +8,7 @@ import { testBackend } from './server.js';
 
 /**
  * The database (and, on PostgreSQL, Redis) for service *processes* started by a test
- * (`test/scale/instances.ts`), on the current project's backend: a SQLite file in a
+ * (`test/system/scale/instances.ts`), on the current project's backend: a SQLite file in a
  * temporary folder, or a fresh database of the postgres project's cluster with a Redis
  * key prefix of its own. `rows` runs one statement on the database directly, from the
  * test, with `?` placeholders on both.

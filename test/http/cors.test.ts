@@ -5,7 +5,7 @@ import { ALLOWED_HEADERS } from '../../src/http/cors.js';
 import { PASSWORD, bearer, csrf, login, register, uniqueEmail } from '../auth/helpers.js';
 import { corsHeaders, listOf, send, type Sent } from '../helpers/http-request.js';
 import { TEST_SECRET, startServer, wsUrl, type TestServer } from '../helpers/server.js';
-import { RawSocket } from '../realtime/helpers.js';
+import { RawSocket } from '../graphql/ws/helpers.js';
 
 /*
  * CORS over the wire (README "Browser apps"): which origins may call /graphql and

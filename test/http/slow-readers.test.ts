@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawPost } from '../helpers/raw-http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { fixtures } from '../realtime/helpers.js';
+import { fixtures } from '../graphql/ws/helpers.js';
 
 /**
  * Slow readers (docs/limits.md, "Slow readers"): a response whose client accepts no bytes

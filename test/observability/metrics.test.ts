@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, login, register, uniqueEmail } from '../auth/helpers.js';
-import { collect, subscribersReady, waitFor, wsClient } from '../realtime/helpers.js';
+import { collect, subscribersReady, waitFor, wsClient } from '../graphql/ws/helpers.js';
 import { startServer, testBackend, wsUrl, type TestServer } from '../helpers/server.js';
 import { parseScrape, type Scrape } from './prometheus.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD, cookieOf, json, login, register, uniqueEmail } from '../auth/helpers.js';
-import { collect, waitFor, wsClient } from '../realtime/helpers.js';
+import { collect, waitFor, wsClient } from '../graphql/ws/helpers.js';
 import { testBackend } from '../helpers/server.js';
 import { startService, type ServiceProcess } from './service.js';
 
