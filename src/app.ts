@@ -5,7 +5,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { setupAuth } from './auth/index.js';
 import { serializeRequest } from './auth/log.js';
 import type { AuthService } from './auth/service.js';
-import { seedDemoData } from './domain/seed.js';
+import { demoSignInNote, seedDemoData } from './domain/seed.js';
 import { createServices, type Services } from './domain/services.js';
 import { graphiqlAssetsPlugin } from './graphiql/plugin.js';
 import { ResponseCache } from './graphql/cache/response-cache.js';
@@ -67,7 +67,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   const backends = createBackends(config);
   await backends.ready();
   const migrated = await migrateToLatest(backends.db);
-  if (config.seedDemoData) await seedDemoData(backends.db, { bcryptCost: config.bcryptCost });
+  const seeded = config.seedDemoData && (await seedDemoData(backends.db, { bcryptCost: config.bcryptCost }));
 
   const services = createServices(backends);
   const schema = buildSchema({ Subscription: createSubscriptionResolvers(backends.pubsub) });
@@ -109,6 +109,7 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   const connectionCaps = new ConnectionCaps(config.connections);
 
   if (migrated.length > 0) app.log.info({ migrations: migrated }, 'database migrated');
+  if (seeded) app.log.info(demoSignInNote(config.publicUrl)); // outside production only (config.seedDemoData)
   // First at the root: a duplicate Host is refused, a credential's answer marked private.
   httpHygiene(app, { credentialCookies: [AUTH_COOKIE, REFRESH_COOKIE] });
   // Then preflights, answered before rate limits and authentication.

@@ -20,6 +20,15 @@ export const DEMO_ACCOUNTS = [
 
 type DemoEmail = (typeof DEMO_ACCOUNTS)[number]['email'];
 
+/**
+ * The start log's line once the demo data are in (src/app.ts): one account to sign in
+ * with — an editor, who may write posts as well as read — and where the others are listed.
+ */
+export function demoSignInNote(publicUrl: string): string {
+  const { email } = DEMO_ACCOUNTS[1];
+  return `demo data seeded: sign in as ${email} with password ${DEMO_PASSWORD} (every demo account is listed at ${publicUrl}/login)`;
+}
+
 /** [author, title, tags, published]; content is derived from the title. */
 const POSTS: readonly [DemoEmail, string, string[] | null, boolean][] = [
   ['editor@inkwell.test', 'Welcome to Inkwell', ['announcement', 'meta'], true],

@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
+import { escapeHtml } from '../auth/pages/html.js';
 import { graphiqlAssets, type AssetSet } from './assets.js';
 
 /**
@@ -30,6 +34,17 @@ export function graphiqlCsp(nonce: string): string {
   ].join('; ');
 }
 
+/**
+ * What the query editor holds on a first visit (GraphiQL's `defaultQuery`; later visits
+ * reopen the tabs the browser kept): a query of the demo data that explains itself,
+ * instead of GraphiQL's generic welcome text. Handed to the bootstrap in a data attribute.
+ */
+let example: string | undefined;
+export function exampleQuery(): string {
+  example ??= readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'client', 'example.graphql'), 'utf8');
+  return example;
+}
+
 export function graphiqlHtml(assets: AssetSet, nonce: string): string {
   const styles = assets.styles.map((href) => `  <link rel="stylesheet" href="${href}">`).join('\n');
   // The bootstrap (last) hands the nonce on to GraphiQL's run-time style element.
@@ -46,7 +61,7 @@ export function graphiqlHtml(assets: AssetSet, nonce: string): string {
 ${styles}
 </head>
 <body>
-  <div id="graphiql">Loading GraphiQL…</div>
+  <div id="graphiql" data-default-query="${escapeHtml(exampleQuery())}">Loading GraphiQL…</div>
 ${scripts}
 </body>
 </html>

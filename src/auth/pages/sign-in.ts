@@ -3,12 +3,14 @@ import { LOGIN_EMAIL_COOKIE } from '../cookies.js';
 import { RegistrationError } from '../credentials.js';
 import { bodyOf, field, isForm, unsupportedMediaType } from '../routes/http.js';
 import type { AuthService } from '../service.js';
+import { demoAccounts } from './demo-accounts.js';
 import { html, type SafeHtml } from './html.js';
 import { DEFAULT_LANDING, withCallback, type PageKit } from './kit.js';
 import { layout } from './layout.js';
 
 /**
- * The signed-out pages: /login (email and password, one button per provider) and
+ * The signed-out pages: /login (email and password, one button per provider, and outside
+ * production the demo accounts: ./demo-accounts.ts) and
  * /register (name, email, password; posts back to /register, which signs the new
  * account in and goes on to callbackUrl, or shows the form again with the typed name
  * and email — never the password — and what was wrong). Each links to the other.
@@ -66,6 +68,7 @@ ${hidden}
 </form>
 ${providers.length > 0 ? html`<div class="divider">or</div><div class="providers">${providers}</div>` : ''}
 <p class="switch">New to Inkwell? <a href="${withCallback('/register', callbackUrl)}">Create an account</a></p>
+${await demoAccounts(auth)}
 </section>`;
     return kit.send(reply, layout('Sign in', content));
   });

@@ -66,5 +66,9 @@ p.switch { margin: 1.5rem 0 0; color: var(--muted); font-size: 0.95rem; text-ali
 ul.links { list-style: none; margin: 0; padding: 0; display: grid; gap: 0.6rem; }
 ul.links a { font-weight: 600; }
 .actions { display: flex; gap: 0.75rem; align-items: center; flex-wrap: wrap; }
+.demo { margin: 1.5rem 0 0; padding-top: 1.25rem; border-top: 1px solid var(--line); }
+.demo h2 { font-size: 1rem; margin: 0 0 0.25rem; }
+.demo .hint { margin: 0 0 0.5rem; }
+.demo ul { list-style: none; margin: 0; padding: 0; display: grid; gap: 0.3rem; font-size: 0.9rem; }
 footer { text-align: center; color: var(--muted); font-size: 0.8rem; padding: 1.5rem; }
 `;

@@ -19,6 +19,14 @@
       return fetch(input, Object.assign({}, init, { credentials: 'same-origin' }));
     },
   });
-  var root = ReactDOM.createRoot(document.getElementById('graphiql'));
-  root.render(React.createElement(GraphiQL, { fetcher: fetcher, defaultEditorToolsVisibility: true }));
+  var container = document.getElementById('graphiql');
+  var root = ReactDOM.createRoot(container);
+  root.render(
+    React.createElement(GraphiQL, {
+      fetcher: fetcher,
+      defaultEditorToolsVisibility: true,
+      // A first visit opens on a query of the demo data (src/graphiql/client/example.graphql).
+      defaultQuery: container.dataset.defaultQuery,
+    }),
+  );
 })();
