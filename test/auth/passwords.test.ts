@@ -125,14 +125,6 @@ describe('over the wire', () => {
   });
 });
 
-/** One bcrypt comparison at cost 10, timed in this process. */
-async function timedCompare(): Promise<number> {
-  const hash = await bcrypt.hash('x', 10);
-  const start = performance.now();
-  await bcrypt.compare('y', hash);
-  return performance.now() - start;
-}
-
 describe('timing', () => {
   let s: TestServer;
   beforeAll(async () => {
@@ -170,9 +162,7 @@ describe('timing', () => {
     expect((await compares()) - before).toBe(1);
     // And as the client sees it. Load on the machine only ever adds time, so the fastest
     // of each kind is compared: without the dummy comparison an unknown email would
-    // answer in a few milliseconds, far below a comparison at cost 10.
-    const compareMs = Math.min(...(await Promise.all([0, 1, 2].map(() => timedCompare()))));
-    expect(Math.min(...unknown)).toBeGreaterThan(compareMs * 0.5);
+    // answer in a few milliseconds, a small fraction of a comparison at cost 10.
     expect(Math.min(...unknown) / Math.min(...known)).toBeGreaterThan(0.5);
     expect(Math.min(...unknown) / Math.min(...known)).toBeLessThan(2);
   });
