@@ -1,130 +1,101 @@
+import { rmSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql, split } from '@apollo/client';
-import { CombinedGraphQLErrors, ServerError } from '@apollo/client/errors';
-import { SetContextLink } from '@apollo/client/link/context';
-import { ErrorLink } from '@apollo/client/link/error';
-import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
-import { isSubscriptionOperation } from '@apollo/client/utilities';
-import { createClient, type Client as WsClient } from 'graphql-ws';
-import { catchError, from, switchMap, throwError } from 'rxjs';
-import WebSocket from 'ws';
-import { startServer, wsUrl, type TestServer } from '../../helpers/server.js';
+import { gql, type ApolloClient } from '@apollo/client';
+import { CombinedGraphQLErrors } from '@apollo/client/errors';
+import type { Client as WsClient } from 'graphql-ws';
+import { startServer, type TestServer } from '../../helpers/server.js';
 import { fixtures, waitFor } from '../../graphql/ws/helpers.js';
-import { forged, recordRequests, refreshTokensOf, sessionIdOf, signedIn, type Session } from './session.js';
+import { scratchDir } from '../ops/helpers.js';
+import { forged, recordRequests, refreshTokensOf, sessionIdOf, signedIn } from './session.js';
 
 /*
- * Apollo Client 4 recovering from a refused access token, as README "Expired and revoked
- * tokens in clients" shows it: an ErrorLink refreshes once and retries the operation; the
- * WebSocket refreshes in `connectionParams` after a 4403 close. A forged signature stands
- * for an expired token (both are refused alike, and the refresh token stays good); a
- * revoked session kills the refresh token too, so there the error must surface cleanly.
+ * Apollo Client 4 recovering from a refused access token: the README's `refresh-apollo`
+ * snippet (README "Expired and revoked tokens in clients"), read from README.md and run
+ * after its `session` snippet, as written but for the address. An ErrorLink refreshes
+ * once and retries the operation; the WebSocket refreshes in `connectionParams` after a
+ * 4403 close. A forged signature stands for an expired token (both are refused alike,
+ * and the refresh token stays good); a revoked session kills the refresh token too, so
+ * there the error must surface cleanly.
  */
 
 let server: TestServer;
 let requests: ReturnType<typeof recordRequests>;
+let dir: string;
 const stops: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
   server = await startServer();
   requests = recordRequests(server);
+  dir = scratchDir('readme-apollo');
 });
 afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });
 afterAll(async () => {
   await server.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
-/** The README's client, with the session's token and refresh; `accept` to see the plain-JSON 401. */
-function apolloClient(session: Session, options: { accept?: string } = {}) {
-  const isRefused = (error: unknown) =>
-    (ServerError.is(error) && error.statusCode === 401) ||
-    (CombinedGraphQLErrors.is(error) && error.errors.some((e) => e.extensions?.code === 'UNAUTHENTICATED'));
-
-  // A refused token: refresh once, then send the operation again (the bearer link adds the new token).
-  const retryAfterRefresh = new ErrorLink(({ error, operation, forward }) => {
-    if (!isRefused(error) || operation.getContext().retried) return;
-    operation.setContext({ retried: true });
-    return from(session.refresh()).pipe(
-      catchError(() => throwError(() => error)), // the session is over: surface the 401 itself
-      switchMap(() => forward(operation)),
-    );
+/** The README's Apollo Client, signed in as a fresh account. */
+async function readmeApollo(name?: string) {
+  const signed = await signedIn<{ client: ApolloClient; wsClient: WsClient }>(server, dir, {
+    after: ['refresh-apollo'],
+    exports: 'export { client, wsClient };',
+    ...(name ? { name } : {}),
   });
-  const bearer = new SetContextLink(({ headers }) => ({ headers: { ...headers, authorization: `Bearer ${session.accessToken}` } }));
-
-  let tokenRefused = false; // the server closed the socket with 4403
-  const wsClient = createClient({
-    url: wsUrl(server),
-    webSocketImpl: WebSocket, // Node 20; browsers have WebSocket
-    connectionParams: async () => {
-      if (tokenRefused) {
-        tokenRefused = false;
-        await session.refresh();
-      }
-      return { authorization: `Bearer ${session.accessToken}` };
-    },
-    on: { closed: (event) => void (tokenRefused = (event as { code?: number }).code === 4403) },
-  });
-
-  const client = new ApolloClient({
-    cache: new InMemoryCache(),
-    link: split(
-      ({ query }) => isSubscriptionOperation(query),
-      new GraphQLWsLink(wsClient),
-      ApolloLink.from([
-        retryAfterRefresh,
-        bearer,
-        new HttpLink({ uri: `${server.url}/graphql`, ...(options.accept ? { headers: { accept: options.accept } } : {}) }),
-      ]),
-    ),
-  });
+  const { client, wsClient } = signed.app;
   stops.push(() => client.stop(), () => wsClient.dispose());
-  return { client, wsClient };
+  return signed;
 }
 
 const ME = gql`query Me { me { id name } }`;
 
 /** Signs in, then spoils the access token in a way a refresh repairs. */
-async function withRefusedToken(name?: string): Promise<Session> {
-  const session = await signedIn(server, name);
-  session.accessToken = forged(session.accessToken);
+async function withRefusedToken(name?: string) {
+  const signed = await readmeApollo(name);
+  signed.app.state.accessToken = forged(signed.app.state.accessToken);
   requests.clear();
-  return session;
+  return signed;
 }
 
 describe('Apollo Client 4 over HTTP: ErrorLink refreshes once and retries', () => {
   it('a refused token (CombinedGraphQLErrors UNAUTHENTICATED): one refresh, one retry, the right answer', async () => {
-    const session = await withRefusedToken('Apollo Reader');
-    const refused = session.accessToken;
-    const { client } = apolloClient(session);
+    const { app, userId } = await withRefusedToken('Apollo Reader');
+    const refused = app.state.accessToken;
 
-    const result = await client.query({ query: ME });
+    const result = await app.client.query({ query: ME });
 
-    expect(result.data).toEqual({ me: { __typename: 'User', id: session.userId, name: 'Apollo Reader' } });
+    expect(result.data).toEqual({ me: { __typename: 'User', id: userId, name: 'Apollo Reader' } });
     expect(result.error).toBeUndefined();
     expect(requests.list()).toEqual(['POST /graphql 401', 'POST /api/auth/refresh 200', 'POST /graphql 200']);
-    expect(session.accessToken).not.toBe(refused);
-    expect(await refreshTokensOf(server, session)).toEqual({ issued: 2, rotated: 1 });
+    expect(app.state.accessToken).not.toBe(refused);
+    expect(await refreshTokensOf(server, app.state.accessToken)).toEqual({ issued: 2, rotated: 1 });
   });
 
   it('a plain-JSON client (ServerError 401) recovers the same way', async () => {
-    const session = await withRefusedToken();
-    const { client } = apolloClient(session, { accept: 'application/json' });
+    const { app, userId } = await withRefusedToken();
 
-    const result = await client.query({ query: ME });
+    const accepts: (string | undefined)[] = [];
+    const seeAccept = (request: IncomingMessage) => void (request.url?.startsWith('/graphql') && accepts.push(request.headers.accept));
+    server.inkwell.app.server.on('request', seeAccept);
+    stops.push(() => void server.inkwell.app.server.off('request', seeAccept));
 
-    expect(result.data).toMatchObject({ me: { id: session.userId } });
+    // The operation's own headers reach HttpLink through the README's bearer link.
+    const result = await app.client.query({ query: ME, context: { headers: { accept: 'application/json' } } });
+
+    expect(accepts).toEqual(['application/json', 'application/json']);
+    expect(result.data).toMatchObject({ me: { id: userId } });
     expect(requests.list()).toEqual(['POST /graphql 401', 'POST /api/auth/refresh 200', 'POST /graphql 200']);
-    expect(await refreshTokensOf(server, session)).toEqual({ issued: 2, rotated: 1 });
+    expect(await refreshTokensOf(server, app.state.accessToken)).toEqual({ issued: 2, rotated: 1 });
   });
 
   it('a mutation refused before it ran is retried and takes effect once', async () => {
     const make = fixtures(server);
     const post = await make.post(await make.user('editor'));
-    const session = await withRefusedToken();
-    const { client } = apolloClient(session);
+    const { app, userId } = await withRefusedToken();
 
-    const result = await client.mutate({
+    const result = await app.client.mutate({
       mutation: gql`mutation React($id: ID!) { addReaction(postId: $id, type: "like") { type user { id } post { id likes } } }`,
       variables: { id: post.id },
     });
@@ -133,7 +104,7 @@ describe('Apollo Client 4 over HTTP: ErrorLink refreshes once and retries', () =
       addReaction: {
         __typename: 'Reaction',
         type: 'like',
-        user: { __typename: 'User', id: session.userId },
+        user: { __typename: 'User', id: userId },
         post: { __typename: 'Post', id: post.id, likes: 1 },
       },
     });
@@ -141,12 +112,11 @@ describe('Apollo Client 4 over HTTP: ErrorLink refreshes once and retries', () =
   });
 
   it('a revoked session: the refresh is refused too, and the UNAUTHENTICATED error surfaces after one try', async () => {
-    const session = await signedIn(server);
-    await server.inkwell.auth.sessions.revoke(sessionIdOf(session.accessToken));
+    const { app } = await readmeApollo();
+    await server.inkwell.auth.sessions.revoke(sessionIdOf(app.state.accessToken));
     requests.clear();
-    const { client } = apolloClient(session);
 
-    const error = await client.query({ query: ME }).then(
+    const error = await app.client.query({ query: ME }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -156,7 +126,7 @@ describe('Apollo Client 4 over HTTP: ErrorLink refreshes once and retries', () =
       { message: 'Invalid or expired credentials', extensions: { code: 'UNAUTHENTICATED' } },
     ]);
     expect(requests.list()).toEqual(['POST /graphql 401', 'POST /api/auth/refresh 401']);
-    expect(await refreshTokensOf(server, session)).toEqual({ issued: 1, rotated: 0 });
+    expect(await refreshTokensOf(server, app.state.accessToken)).toEqual({ issued: 1, rotated: 0 });
   });
 });
 
@@ -165,8 +135,8 @@ describe('Apollo Client 4 over WebSocket: a 4403 close makes connectionParams re
     const make = fixtures(server);
     const post = await make.post(await make.user('editor'));
     const reactor = await make.user();
-    const session = await withRefusedToken();
-    const { client, wsClient } = apolloClient(session);
+    const { app } = await withRefusedToken();
+    const { client, wsClient } = app;
     const closes: number[] = [];
     wsClient.on('closed', (event) => closes.push((event as { code: number }).code));
 
@@ -188,15 +158,15 @@ describe('Apollo Client 4 over WebSocket: a 4403 close makes connectionParams re
     expect(errors).toEqual([]);
     expect(closes).toEqual([4403]);
     expect(requests.list()).toEqual(['POST /api/auth/refresh 200']);
-    expect(await refreshTokensOf(server, session)).toEqual({ issued: 2, rotated: 1 });
+    expect(await refreshTokensOf(server, app.state.accessToken)).toEqual({ issued: 2, rotated: 1 });
   });
 
   it('a revoked session: one refresh, refused, and the subscription ends with an error instead of reconnecting', async () => {
     const post = await fixtures(server).post(await fixtures(server).user('editor'));
-    const session = await signedIn(server);
-    await server.inkwell.auth.sessions.revoke(sessionIdOf(session.accessToken));
+    const { app } = await readmeApollo();
+    await server.inkwell.auth.sessions.revoke(sessionIdOf(app.state.accessToken));
     requests.clear();
-    const { client, wsClient } = apolloClient(session);
+    const { client, wsClient } = app;
     const closes: number[] = [];
     wsClient.on('closed', (event) => closes.push((event as { code: number }).code));
 

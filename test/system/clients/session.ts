@@ -1,76 +1,55 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isDeletion, parseSetCookie } from '../../auth/helpers.js';
 import type { TestServer } from '../../helpers/server.js';
+import { importSnippets } from './readme.js';
 
 /*
- * What an app keeps between requests, in Node: the access token and the refresh-token
- * cookie (a browser keeps that cookie itself). `refresh()` is the one both client tests
- * call, written as README "Expired and revoked tokens in clients" shows it; plus a
+ * What an app keeps between requests: the README's `session` snippet (README "Expired and
+ * revoked tokens in clients": `signIn`, `refresh`, the access token and, in Node, the
+ * refresh-token cookie), imported as a module with a client snippet after it; plus a
  * server-side record of the requests, to count refreshes and retries.
  */
 
-/** The cookies a server set, sent back as one `cookie` header (a browser does this itself). */
-export class CookieJar {
-  private readonly cookies = new Map<string, string>();
-
-  /** Takes the response's Set-Cookie headers in order: a later one of the same name wins. */
-  store(response: Response): void {
-    for (const cookie of response.headers.getSetCookie().map(parseSetCookie)) {
-      if (isDeletion(cookie)) this.cookies.delete(cookie.name);
-      else this.cookies.set(cookie.name, cookie.value);
-    }
-  }
-
-  header(): string {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-
-  has(name: string): boolean {
-    return this.cookies.has(name);
-  }
+/** The README's `session` snippet, as the tests reach into it. */
+export interface ReadmeSession {
+  signIn(email: string, password: string): Promise<void>;
+  refresh(): Promise<string>;
+  /** Its module-level state: the token (a test may spoil it), and the cookie kept in Node. */
+  state: { accessToken: string; readonly refreshCookie: string | undefined };
 }
 
-/** A signed-in app's state: the current access token, and one refresh at a time. */
-export class Session {
-  private refreshing: Promise<string> | undefined;
-
-  constructor(
-    private readonly api: string,
-    private readonly jar: CookieJar,
-    public accessToken: string,
-    readonly userId: string,
-  ) {}
-
-  refresh(): Promise<string> {
-    this.refreshing ??= fetch(`${this.api}/api/auth/refresh`, { method: 'POST', credentials: 'include', headers: { cookie: this.jar.header() } })
-      .then(async (response) => {
-        this.jar.store(response); // Node only: a browser keeps the rotated cookie itself
-        if (!response.ok) throw new Error('session ended'); // → send the user to sign in
-        ({ accessToken: this.accessToken } = (await response.json()) as { accessToken: string });
-        return this.accessToken;
-      })
-      .finally(() => (this.refreshing = undefined));
-    return this.refreshing;
-  }
-}
+/** What the test appends to the snippets: their bindings, exported. */
+const SESSION_EXPORTS = `export { signIn, refresh };
+export const state = {
+  get accessToken() { return accessToken; },
+  set accessToken(value) { accessToken = value; },
+  get refreshCookie() { return refreshCookie; },
+};`;
 
 let counter = 0;
 
-/** Registers a fresh account and signs in through `POST /api/auth/login`, keeping its cookies. */
-export async function signedIn(server: TestServer, name = `Client ${++counter}`): Promise<Session> {
+/**
+ * Registers a fresh account, imports the README's `session` snippet followed by the
+ * snippets `after` (with `exports` appended, e.g. `export { client };`), and signs in
+ * with the snippet's own `signIn`.
+ */
+export async function signedIn<T extends object = object>(
+  server: TestServer,
+  dir: string,
+  options: { after?: string[]; exports?: string; name?: string } = {},
+): Promise<{ app: ReadmeSession & T; userId: string; email: string }> {
+  const name = options.name ?? `Client ${++counter}`;
   const email = `client${++counter}-${process.pid}@example.test`;
   const password = 'client-password';
-  const post = (path: string, body: unknown) =>
-    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const registered = await post('/api/auth/register', { name, email, password });
+  const registered = await fetch(`${server.url}/api/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name, email, password }),
+  });
   if (registered.status !== 201) throw new Error(`register ${email}: ${registered.status} ${await registered.text()}`);
-  const login = await post('/api/auth/login', { email, password });
-  if (login.status !== 200) throw new Error(`login ${email}: ${login.status} ${await login.text()}`);
-  const jar = new CookieJar();
-  jar.store(login);
-  if (!jar.has('refresh-token')) throw new Error(`login ${email} set no refresh-token cookie`);
-  const body = (await login.json()) as { accessToken: string; user: { id: string } };
-  return new Session(server.url, jar, body.accessToken, body.user.id);
+  const { id } = (await registered.json()) as { id: string };
+  const app = await importSnippets<ReadmeSession & T>(dir, server.url, ['session', ...(options.after ?? [])], `${SESSION_EXPORTS}\n${options.exports ?? ''}`);
+  await app.signIn(email, password);
+  return { app, userId: id, email };
 }
 
 /** The token with one character of its signature changed: well-formed, but it fails verification. */
@@ -105,12 +84,12 @@ export function recordRequests(server: TestServer): { list(): string[]; clear():
   };
 }
 
-/** The session's refresh tokens: how many were issued, and how many of them were rotated away. */
-export async function refreshTokensOf(server: TestServer, session: Session): Promise<{ issued: number; rotated: number }> {
+/** The refresh tokens of an access token's session: how many were issued, and how many of them were rotated away. */
+export async function refreshTokensOf(server: TestServer, accessToken: string): Promise<{ issued: number; rotated: number }> {
   const rows = await server.inkwell.backends.db.kysely
     .selectFrom('refresh_tokens')
     .select('rotated_at')
-    .where('session_id', '=', sessionIdOf(session.accessToken))
+    .where('session_id', '=', sessionIdOf(accessToken))
     .execute();
   return { issued: rows.length, rotated: rows.filter((r) => r.rotated_at !== null).length };
 }
