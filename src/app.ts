@@ -15,6 +15,7 @@ import { OperationPipeline } from './graphql/operation/pipeline.js';
 import { HeavyLine } from './graphql/operation/heavy.js';
 import { RequestCore } from './graphql/operation/core.js';
 import { RequestPreparer } from './graphql/operation/request.js';
+import { CostBucket } from './rate-limit/cost-bucket.js';
 import { createSubscriptionResolvers } from './graphql/resolvers/subscription.js';
 import { buildSchema } from './graphql/schema.js';
 import { attachGraphqlWs, type GraphqlWsServer } from './graphql/ws/server.js';
@@ -124,7 +125,27 @@ export async function buildInkwell(config: Config): Promise<Inkwell> {
   observability.metrics.watchPasswordHashing(() => auth.auth.hasher.stats); // observability:
   if (!config.isProduction) await app.register(graphiqlAssetsPlugin);
   // The request core: one way through for every transport (src/graphql/operation/core.ts).
-  const core = new RequestCore({ schema, preparer, services, responseCache, limit: auth.auth.requestLimit });
+  // Each caller's bucket of query cost: in Redis when configured, else (and while it fails) in this process.
+  let costErrorLogged = 0;
+  const costBucket = new CostBucket(
+    config.cost,
+    backends.redis && { client: backends.redis, keyPrefix: `${config.redisKeyPrefix}cost:` },
+    (error) => {
+      // At most one line per 10 s: while Redis stalls, every operation's call fails.
+      if (Date.now() - costErrorLogged < 10_000) return;
+      costErrorLogged = Date.now();
+      app.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'cost bucket: Redis call failed; counting in this instance');
+    },
+  );
+  const core = new RequestCore({
+    schema,
+    preparer,
+    services,
+    responseCache,
+    limit: auth.auth.requestLimit,
+    cost: costBucket,
+    onCostRefused: (transport, reason) => observability.metrics.costRefused(transport, reason), // observability:
+  });
   // GraphQL over SSE at the same path: the route hands it the requests that prefer an event stream.
   const sse = graphqlSse(app, { core, schema, services, isProduction: config.isProduction, caps: connectionCaps, identify: auth.identify, refuseCredential: auth.refuseCredential });
   await app.register(graphqlHttpRoutes, {

@@ -36,6 +36,9 @@ const baseSchema = z.object({
   BCRYPT_CONCURRENCY: intFrom(1, 1024).optional(),
   RATE_LIMIT_MAX: intFrom(1, 1_000_000_000).default(100),
   RATE_LIMIT_WINDOW_MS: intFrom(1, 86_400_000).default(60_000),
+  /** Each caller's bucket of query cost, and the points it regains per second (docs/limits.md, "Cost"). */
+  COST_LIMIT: intFrom(1, 1_000_000_000).default(10_000),
+  COST_RESTORE_PER_S: intFrom(1, 1_000_000_000).default(200),
   QUERY_MAX_DEPTH: intFrom(1, 1000).default(7),
   QUERY_MAX_COMPLEXITY: intFrom(1, 100_000_000).default(1000),
   /** Operations costing at least this take turns, QUERY_HEAVY_CONCURRENCY at once (docs/limits.md). */
@@ -133,6 +136,8 @@ export interface Config {
   /** Undefined: the number of cores (at least 1). */
   bcryptConcurrency: number | undefined;
   rateLimit: { max: number; windowMs: number };
+  /** Each caller's bucket of query cost (`limit` points) and its refill (points per second). */
+  cost: { limit: number; restorePerSecond: number };
   limits: { maxDepth: number; maxComplexity: number; maxTokens: number; maxAliases: number };
   /**
    * Operations of at least `minCost` execute `concurrency` at a time; at most `queue` wait,
@@ -218,6 +223,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bcryptCost: e.BCRYPT_COST,
     bcryptConcurrency: e.BCRYPT_CONCURRENCY,
     rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    cost: { limit: e.COST_LIMIT, restorePerSecond: e.COST_RESTORE_PER_S },
     limits: {
       maxDepth: e.QUERY_MAX_DEPTH,
       maxComplexity: e.QUERY_MAX_COMPLEXITY,

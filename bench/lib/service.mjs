@@ -36,6 +36,8 @@ export function serviceEnv({ dbFile, port, env = {} }) {
     SEED_DEMO_DATA: 'never',
     QUERY_MAX_COMPLEXITY: '5000',
     RATE_LIMIT_MAX: '1000000000',
+    // Every bench client is one caller (or a few): the cost bucket must not refuse the load.
+    COST_LIMIT: '1000000000',
     // Every bench client connects from one address (fan-out: 5,000 WebSockets).
     WS_MAX_CONNECTIONS_PER_CLIENT: '0',
     BCRYPT_COST: '10',

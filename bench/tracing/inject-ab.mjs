@@ -24,7 +24,7 @@ async function build(root, name) {
   const { buildInkwell } = await import(join(root, 'dist/app.js'));
   const { loadConfig } = await import(join(root, 'dist/config.js'));
   const env = { NODE_ENV: 'production', AUTH_SECRET: 'x'.repeat(48), DATABASE_URL: `file:${file}`, LOG_LEVEL: 'warn' };
-  const inkwell = await buildInkwell(loadConfig({ ...env, RESPONSE_CACHE_MB: '0', RATE_LIMIT_MAX: '1000000000', SEED_DEMO_DATA: 'never' }));
+  const inkwell = await buildInkwell(loadConfig({ ...env, RESPONSE_CACHE_MB: '0', RATE_LIMIT_MAX: '1000000000', COST_LIMIT: '1000000000', SEED_DEMO_DATA: 'never' }));
   await inkwell.app.ready();
   return inkwell;
 }

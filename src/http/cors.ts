@@ -43,7 +43,7 @@ export const ALLOWED_HEADERS = [
 ];
 
 /** Response headers a client reads beyond the CORS-safelisted ones: rate limits and 401s. */
-export const EXPOSED_HEADERS = ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'www-authenticate'];
+export const EXPOSED_HEADERS = ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-cost-limit', 'x-cost-remaining', 'www-authenticate'];
 
 /** How long a browser may reuse a preflight: 2 hours, Chromium's ceiling. */
 export const PREFLIGHT_MAX_AGE_SECONDS = 7200;

@@ -40,6 +40,7 @@ export class Metrics {
   private readonly errors: Counter<'code'>;
   private readonly cache: Counter<'outcome'>;
   private readonly rateLimited: Counter<'transport' | 'route'>;
+  private readonly costRefusals: Counter<'transport' | 'reason'>;
 
   constructor() {
     // The process's default metrics start sampling (the event-loop delay) with the first app.
@@ -65,11 +66,22 @@ export class Metrics {
       labelNames: ['transport', 'route'],
       registers,
     });
+    this.costRefusals = new Counter({
+      name: 'inkwell_cost_refusals_total',
+      help: "GraphQL operations refused for their cost: over the caller's bucket (bucket, 429) or more than a whole bucket (limit, 400)",
+      labelNames: ['transport', 'reason'],
+      registers,
+    });
   }
 
   observeOperation(o: OperationObservation): void {
     this.duration.observe({ transport: o.transport, route: o.route, operation_type: o.operationType, status: o.status }, o.seconds);
     if (o.status === 429) this.rateLimited.inc({ transport: o.transport, route: o.route });
+  }
+
+  /** An operation refused for its cost (src/graphql/operation/core.ts); `transport` as the core names it. */
+  costRefused(transport: string, reason: 'bucket' | 'limit'): void {
+    this.costRefusals.inc({ transport: transport.startsWith('http') ? 'http' : transport, reason });
   }
 
   /** One error as a client receives it; `code` is its `extensions.code`. */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/graphql/http/route.js';
 import { signIn, type SignedIn } from '../helpers/auth.js';
 import { RawClient, headerOf, rawPost, type HttpResponse } from '../helpers/raw-http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer, withoutCost } from '../helpers/server.js';
 
 /**
  * Cached responses over real HTTP (src/graphql/cache/response-cache.ts): a repeated
@@ -92,9 +92,9 @@ describe('a repeated anonymous query', () => {
     expect(first.res.body.data.books).toHaveLength(3);
     for (const { res } of [second, third]) {
       expect(res.status).toBe(first.res.status);
-      expect(res.text).toBe(first.res.text);
+      expect(withoutCost(res.text)).toBe(withoutCost(first.res.text));
       expect(res.headers.get('content-type')).toBe(first.res.headers.get('content-type'));
-      expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(first.res.text)));
+      expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.text)));
     }
     expect(first.res.headers.get('content-type')).toBe('application/graphql-response+json; charset=utf-8');
 
@@ -133,10 +133,10 @@ describe('a repeated anonymous query', () => {
     for (const { res } of [legacy1, legacy2]) {
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(res.text).toBe(warm.text);
+      expect(withoutCost(res.text)).toBe(withoutCost(warm.text));
     }
     expect(legacy2.front).toBe(true);
-    expect(modern.res.text).toBe(warm.text);
+    expect(withoutCost(modern.res.text)).toBe(withoutCost(warm.text));
   });
 
   it('refuses an Accept header it cannot answer (406), even for a cached text', async () => {
@@ -227,7 +227,7 @@ describe('writes and odd bodies', () => {
     // The fresh answer is cached again and served from the cache.
     const again = await through(() => postQuery(query));
     expect(again.front).toBe(true);
-    expect(again.res.text).toBe(after.res.text);
+    expect(withoutCost(again.res.text)).toBe(withoutCost(after.res.text));
   });
 
   it('an anonymous mutation is executed every time (refused there, never cached)', async () => {
@@ -278,7 +278,7 @@ describe('writes and odd bodies', () => {
     });
     expect(hits()).toBe(before + 1);
     expect(res.status).toBe(200);
-    expect(res.text).toBe(warm.text);
+    expect(withoutCost(res.text)).toBe(withoutCost(warm.text));
   });
 
   it('a valid body over 16 KiB (padded whitespace or a long comment) answers 200', async () => {
@@ -290,7 +290,7 @@ describe('writes and odd bodies', () => {
       expect(Buffer.byteLength(body)).toBeGreaterThan(16 * 1024);
       const { res } = await through(() => post(body));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(warm.body);
+      expect(withoutCost(res.body)).toEqual(withoutCost(warm.body));
     }
   });
 
@@ -304,7 +304,7 @@ describe('writes and odd bodies', () => {
     expect(first.res.status).toBe(200);
     expect(first.res.body.data.books).toHaveLength(3);
     expect(second.front).toBe(true);
-    expect(second.res.text).toBe(first.res.text);
+    expect(withoutCost(second.res.text)).toBe(withoutCost(first.res.text));
   });
 
   it('a body over 1 MiB answers 413 PAYLOAD_TOO_LARGE', async () => {
@@ -340,8 +340,8 @@ describe('GET', () => {
     expect(third.front).toBe(true);
     expect(first.res.status).toBe(200);
     expect(first.res.body.data.books).toHaveLength(3);
-    expect(second.res.text).toBe(first.res.text);
-    expect(third.res.text).toBe(first.res.text);
+    expect(withoutCost(second.res.text)).toBe(withoutCost(first.res.text));
+    expect(withoutCost(third.res.text)).toBe(withoutCost(first.res.text));
     expect(second.res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(remaining(third.res)).toBe(remaining(second.res) - 1);
   });
@@ -389,7 +389,7 @@ describe('persisted queries (APQ)', () => {
     ];
     for (const res of hashOnly) {
       expect(res.status).toBe(200);
-      expect(res.text).toBe(registered.res.text);
+      expect(withoutCost(res.text)).toBe(withoutCost(registered.res.text));
     }
     // Cached under the registered text: the hash alone is a hit.
     expect(hits()).toBeGreaterThan(before);
@@ -457,7 +457,7 @@ describe('rate limiting of cached answers', () => {
     expect(other.res.status).toBe(200);
     expect(other.front).toBe(true);
     expect(remaining(other.res)).toBe(2);
-    expect(other.res.text).toBe(first.res.text);
+    expect(withoutCost(other.res.text)).toBe(withoutCost(first.res.text));
 
     // An odd header (an empty first entry): whichever client it names, hits and misses agree.
     const odd = ', 203.0.113.20';
@@ -495,11 +495,11 @@ describe('one connection, raw bytes', () => {
     const responses = [];
     for (let i = 0; i < 5; i++) responses.push(await c.response());
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    expect(responses[0]!.text).toBe(warm.text);
+    expect(withoutCost(responses[0]!.text)).toBe(withoutCost(warm.text));
     expect(JSON.parse(responses[1]!.text).data.books[0]).toEqual({ id: expect.any(String) });
     expect(JSON.parse(responses[2]!.text).data.me).toEqual({ email: 'admin@inkwell.test', role: 'admin' });
     expect(JSON.parse(responses[3]!.text)).toMatchObject({ status: expect.any(String) });
-    expect(responses[4]!.text).toBe(warm.text);
+    expect(withoutCost(responses[4]!.text)).toBe(withoutCost(warm.text));
     expect(hits()).toBe(before + 2);
     // One count per request, in order.
     const counts = [responses[0]!, responses[1]!, responses[4]!].map((r) => Number(headerOf(r, 'x-ratelimit-remaining')));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackends } from '../../src/backends.js';
 import { signIn, type SignedIn } from '../helpers/auth.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer, withoutCost } from '../helpers/server.js';
 
 /**
  * The whole-response cache (src/graphql/response-cache.ts) serves a repeated query
@@ -134,20 +134,20 @@ describe('response cache', () => {
     expect(refused.status).toBe(406);
     const legacy = await post({ accept: 'application/json' }, { query });
     expect(legacy.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await legacy.json()).toEqual({ data: warm.data });
+    expect(withoutCost(await legacy.json())).toEqual({ data: warm.data });
     const modern = await post({ accept: 'application/graphql-response+json' }, { query });
     expect(modern.headers.get('content-type')).toMatch(/^application\/graphql-response\+json/);
 
     const viaGet = await fetch(`${server.url}/graphql?query=${encodeURIComponent(query)}`, { headers: { accept: 'application/json' } });
-    expect(await viaGet.json()).toEqual({ data: warm.data });
+    expect(withoutCost(await viaGet.json())).toEqual({ data: warm.data });
 
     const { createHash } = await import('node:crypto');
     const sha256Hash = createHash('sha256').update(query).digest('hex');
     const extensions = { persistedQuery: { version: 1, sha256Hash } };
     const miss = (await (await post({}, { extensions })).json()) as { errors: { extensions: { code: string } }[] };
     expect(miss.errors[0]!.extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
-    expect(await (await post({}, { query, extensions })).json()).toEqual({ data: warm.data });
-    expect(await (await post({}, { extensions })).json()).toEqual({ data: warm.data });
+    expect(withoutCost(await (await post({}, { query, extensions })).json())).toEqual({ data: warm.data });
+    expect(withoutCost(await (await post({}, { extensions })).json())).toEqual({ data: warm.data });
 
     const mutationOverGet = await fetch(`${server.url}/graphql?query=${encodeURIComponent('mutation { deletePost(id: "x") }')}`);
     expect(mutationOverGet.status).toBe(405);

@@ -25,13 +25,15 @@ interface Entry {
    * the head, and a hit sent as a Buffer cost ~15 µs more (docs/decisions.md).
    */
   readonly body: string;
+  /** What its execution cost the caller (docs/limits.md, "Cost"): a hit is charged the same. */
+  readonly cost: number | undefined;
   readonly tags: readonly string[];
   readonly versions: readonly Version[];
   /** The local clock when the versions were last found current (memory only). */
   checkedAt: number;
 }
 
-export type Lookup = { body: string } | CacheSlot | undefined;
+export type Lookup = { body: string; cost: number | undefined } | CacheSlot | undefined;
 
 export class ResponseCache {
   private readonly entries: LRUCache<string, Entry>;
@@ -117,13 +119,16 @@ export class ResponseCache {
     return { base, scope: new CallerScope(caller), recorder };
   }
 
-  /** Stores an error-free result under the key its execution earned, if all it read is known to be unchanged since. */
-  store(slot: CacheSlot, body: string): void {
+  /**
+   * Stores an error-free result under the key its execution earned, if all it read is
+   * known to be unchanged since; `cost` is what the execution cost (its objects).
+   */
+  store(slot: CacheSlot, body: string, cost?: number): void {
     const { recorder, scope } = slot;
     const local = this.versions.local;
     if (!local) this.lastTags.set(slot.base, recorder.tags);
     if (!recorder.complete) return;
-    const entry: Entry = { body: flat(body), tags: recorder.tags, versions: recorder.versions, checkedAt: -1 };
+    const entry: Entry = { body: flat(body), cost, tags: recorder.tags, versions: recorder.versions, checkedAt: -1 };
     const key = `${scopeKey(scope.real, scope.level)}\u0001${slot.base}`;
     // A write that committed during execution already made it old: not worth the space.
     if (local && !isCurrent(entry, local)) return;
@@ -137,9 +142,9 @@ export class ResponseCache {
     return false;
   }
 
-  private hit(entry: Entry): { body: string } {
+  private hit(entry: Entry): { body: string; cost: number | undefined } {
     this.stats.hits++;
-    return { body: entry.body };
+    return { body: entry.body, cost: entry.cost };
   }
 
   /** A short stand-in for the operation's text in keys: the prepared operation is the same object for the same text. */

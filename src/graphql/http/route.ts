@@ -14,6 +14,7 @@ import {
   formatError,
   type FormatOptions,
 } from '../operation/errors.js';
+import type { CostReport } from '../operation/cost-report.js';
 import { acceptedMediaType, contentTypeOf, isAcceptable, prefersEventStream } from './media.js';
 import { readParams, wantsHtml } from './params.js';
 import { observe } from '../../observability/request.js';
@@ -75,7 +76,7 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
     if (answer.kind === 'subscription') throw new Error('a subscription reached the HTTP adapter'); // refused by preparation
     // docs/permissions.md: a present but invalid credential is refused, so clients know to refresh.
     if (answer.status === 401 && identity.rejected) options.refuseCredential(reply, identity);
-    return sendRefusal(request, reply, new RequestError(answer.errors, answer.status), format);
+    return sendRefusal(request, reply, new RequestError(answer.errors, answer.status), format, answer.status, answer.cost);
   };
 
   // The body arrives as text whatever its type: `readParams` decides what is acceptable
@@ -116,13 +117,23 @@ export function methodNotAllowed(request: FastifyRequest, reply: FastifyReply): 
 /**
  * The one body of a refusal on /graphql: `{errors}` with no `data`, in the negotiated type.
  * A 429 also says `error` (the account area's shape), as clients of both areas read it.
+ * A refusal that reached the cost bucket carries `extensions.cost` (docs/limits.md, "Cost").
  */
-export function sendRefusal(request: FastifyRequest, reply: FastifyReply, refusal: RequestError, format: FormatOptions, status = refusal.status): FastifyReply {
+export function sendRefusal(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  refusal: RequestError,
+  format: FormatOptions,
+  status = refusal.status,
+  cost?: CostReport,
+): FastifyReply {
   const errors = refusal.errors.map((e) => formatError(e, format));
+  const extensions = cost && { cost };
   if (status === 429) {
-    return reply.code(429).headers(refusal.headers).type('application/json; charset=utf-8').send(JSON.stringify({ error: RateLimited.message, errors }));
+    const body = JSON.stringify({ error: RateLimited.message, errors, extensions });
+    return reply.code(429).headers(refusal.headers).type('application/json; charset=utf-8').send(body);
   }
-  return reply.code(status).headers(refusal.headers).type(responseType(request)).send(JSON.stringify({ errors }));
+  return reply.code(status).headers(refusal.headers).type(responseType(request)).send(JSON.stringify({ errors, extensions }));
 }
 
 /**

@@ -2,11 +2,16 @@ import { getOperationAST, getVariableValues, type ExecutionResult, type GraphQLE
 import type { Caller } from '../../domain/caller.js';
 import type { Services } from '../../domain/services.js';
 import { clientKey, limitHeaders, limiterKey } from '../../rate-limit/limiter.js';
+import type { BucketAnswer, CostBucket } from '../../rate-limit/cost-bucket.js';
 import type { RequestLimit } from '../../rate-limit/request-limit.js';
 import type { ResponseCache } from '../cache/response-cache.js';
-import { InvalidVariables, RateLimited, RequestError, Unauthenticated, formatError, type FormatOptions } from './errors.js';
+import { actualCost } from './actual-cost.js';
+import { costHeaders, withCost, type CostReport } from './cost-report.js';
+import { CostOverLimit, InvalidVariables, RateLimited, RequestError, Unauthenticated, formatError, type FormatOptions } from './errors.js';
 import type { PreparedOperation } from './pipeline.js';
 import { execute, type OperationParams, type PreparedRequest, type RequestPreparer, type Transport } from './request.js';
+
+export type { CostReport } from './cost-report.js';
 
 /**
  * The request core (docs/graphql-endpoint.md, "One way through"): one function owns a
@@ -20,6 +25,12 @@ import { execute, type OperationParams, type PreparedRequest, type RequestPrepar
  * subscriptions do not (connection caps bound them, docs/limits.md). Only a socket can
  * carry a subscription, so there an operation is prepared before it is counted (refused
  * ones count too); over HTTP a request is counted first, before any work.
+ *
+ * Cost (docs/limits.md, "Cost"): once prepared, an operation runs only if the caller's
+ * bucket holds its complexity; what its result did not use is given back after it ran
+ * (a cached answer keeps what its execution cost, taken in the same call), and a
+ * subscription is charged its complexity when it starts. Every answer that reached the
+ * bucket says so in `cost` (inside a result's body already) and in its headers.
  */
 
 export interface GraphQLRequest {
@@ -41,8 +52,13 @@ export interface GraphQLRequest {
 interface Answered {
   /** The prepared operation, once known (for logs and metrics). */
   readonly operation: PreparedOperation | undefined;
-  /** Headers the answer needs: `x-ratelimit-*`, `retry-after`, `allow`. */
+  /** Headers the answer needs: `x-ratelimit-*`, `x-cost-*`, `retry-after`, `allow`. */
   readonly headers: Record<string, string | number>;
+  /**
+   * `extensions.cost` once the bucket was asked: already inside a result's body; a
+   * transport adds it to a refusal, and to each event of a subscription (what it was charged).
+   */
+  readonly cost: CostReport | undefined;
 }
 
 export type Answer =
@@ -64,15 +80,21 @@ export interface CoreOptions {
   services: Services;
   responseCache: ResponseCache | undefined;
   limit: RequestLimit;
+  /** Each caller's bucket of query cost (src/rate-limit/cost-bucket.ts). */
+  cost: CostBucket;
+  /** observability: an operation refused for its cost (`bucket`: 429; `limit`: more than a whole bucket, 400). */
+  onCostRefused?(transport: Transport, reason: 'bucket' | 'limit'): void;
 }
 
 export class RequestCore {
   constructor(private readonly options: CoreOptions) {}
 
   async serve(request: GraphQLRequest): Promise<Answer> {
-    const key = limiterKey('graphql', clientKey(request.caller, request.ip));
+    const client = clientKey(request.caller, request.ip);
+    const key = limiterKey('graphql', client);
     let headers: Answered['headers'] = {};
     let operation: PreparedOperation | undefined;
+    let cost: CostReport | undefined;
     try {
       if (request.transport !== 'ws') headers = await this.count(key);
       if (request.credentialRefused) throw new Unauthenticated();
@@ -86,18 +108,72 @@ export class RequestCore {
       }
       operation = 'cached' in admission ? admission.operation : admission.prepared.operation;
       if (request.transport === 'ws' && operation.operationType !== 'subscription') headers = await this.count(key);
-      if ('cached' in admission) return { kind: 'result', body: admission.cached, cache: 'hit', operation, headers };
+      /** Takes `keep` if the bucket holds `requested`; the report and headers follow the bucket. */
+      const charge = async (requested: number, keep: number): Promise<BucketAnswer> => {
+        const taken = await this.options.cost.take(client, requested, keep);
+        ({ cost, headers } = this.charged(headers, requested, taken.allowed ? keep : null, taken));
+        if (!taken.allowed) throw this.refusal(requested, taken, request.transport);
+        return taken;
+      };
+      if ('cached' in admission) {
+        // A cached answer costs what its execution cost (an entry stored without it: counted from its data).
+        const actual = Math.min(admission.cost, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached).data));
+        await charge(admission.cost, actual);
+        return { kind: 'result', body: withCost(admission.cached, cost!), cache: 'hit', operation, headers, cost };
+      }
       const { prepared } = admission;
       if (operation.operationType === 'subscription') {
         const variablesKey = this.checkVariables(operation, params.variables);
-        return { kind: 'subscription', prepared, variables: params.variables, variablesKey, operation, headers };
+        await charge(prepared.cost, prepared.cost);
+        return { kind: 'subscription', prepared, variables: params.variables, variablesKey, operation, headers, cost };
       }
-      const result = await execute(prepared, this.options.services, prepared.line && request.signal?.());
-      return this.answer(prepared, result, request.format, headers);
+      const taken = await charge(prepared.cost, prepared.cost);
+      let result: ExecutionResult;
+      try {
+        result = await execute(prepared, this.options.services, prepared.line && request.signal?.());
+      } catch (error) {
+        // Not executed (its turn never came, its client went): the whole cost goes back.
+        ({ cost, headers } = this.charged(headers, prepared.cost, 0, await this.refund(client, prepared.cost, taken)));
+        throw error;
+      }
+      const actual = Math.min(prepared.cost, actualCost(operation, result.data));
+      ({ cost, headers } = this.charged(headers, prepared.cost, actual, await this.refund(client, prepared.cost - actual, taken)));
+      return this.answer(prepared, result, request.format, headers, cost!, actual);
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
-      return { kind: 'refused', status: error.status, errors: error.errors, operation, headers: { ...headers, ...error.headers } };
+      return { kind: 'refused', status: error.status, errors: error.errors, operation, headers: { ...headers, ...error.headers }, cost };
     }
+  }
+
+  /** The report and headers once the bucket answered (`actual` null: refused for its cost). */
+  private charged(
+    headers: Answered['headers'],
+    requested: number,
+    actual: number | null,
+    bucket: BucketAnswer,
+  ): { cost: CostReport; headers: Answered['headers'] } {
+    const { limit, restorePerSecond } = this.options.cost;
+    const cost: CostReport = {
+      requestedQueryCost: requested,
+      actualQueryCost: actual,
+      throttleStatus: { maximumAvailable: limit, currentlyAvailable: bucket.available, restoreRate: restorePerSecond },
+    };
+    return { cost, headers: { ...headers, ...costHeaders(cost) } };
+  }
+
+  /** Gives back what an operation did not use, where it was taken; nothing to give: the bucket as it was left. */
+  private refund(client: string, points: number, taken: BucketAnswer): Promise<BucketAnswer> | BucketAnswer {
+    return points > 0 ? this.options.cost.give(client, points, taken.shared) : taken;
+  }
+
+  /**
+   * Over the bucket: 429 with `Retry-After`, the seconds until it holds the cost. An
+   * operation that asks more than a whole bucket could never run: 400, no retry.
+   */
+  private refusal(requested: number, taken: BucketAnswer, transport: Transport): RequestError {
+    const overLimit = requested > this.options.cost.limit;
+    this.options.onCostRefused?.(transport, overLimit ? 'limit' : 'bucket'); // observability:
+    return overLimit ? new CostOverLimit() : new RateLimited({ 'retry-after': taken.retryAfterSeconds });
   }
 
   /** Counts one request; throws RateLimited (429, with `retry-after`) once over the limit. */
@@ -119,21 +195,28 @@ export class RequestCore {
     return JSON.stringify(coerced.coerced);
   }
 
-  private answer(prepared: PreparedRequest, result: ExecutionResult, format: FormatOptions, headers: Answered['headers']): Answer {
+  private answer(
+    prepared: PreparedRequest,
+    result: ExecutionResult,
+    format: FormatOptions,
+    headers: Answered['headers'],
+    cost: CostReport,
+    actual: number,
+  ): Answer {
     const { operation } = prepared;
     if (result.data === undefined || (result.data === null && !result.errors?.some((e) => e.path))) {
       // No data and no field path: the variables did not match their types. A request error.
       const refusal = new InvalidVariables(result.errors ?? []);
-      return { kind: 'refused', status: refusal.status, errors: refusal.errors, operation, headers };
+      return { kind: 'refused', status: refusal.status, errors: refusal.errors, operation, headers, cost };
     }
     const cache = prepared.cacheSlot ? 'miss' : 'none';
     if (result.errors) {
       const body = JSON.stringify({ data: result.data, errors: result.errors.map((e) => formatError(e, format)) });
-      return { kind: 'result', body, cache, operation, headers };
+      return { kind: 'result', body: withCost(body, cost), cache, operation, headers, cost };
     }
     const body = operation.compiled.stringify(result);
-    // Only error-free results are kept: an error may be transient.
-    if (prepared.cacheSlot) this.options.responseCache?.store(prepared.cacheSlot, body);
-    return { kind: 'result', body, cache, operation, headers };
+    // Only error-free results are kept: an error may be transient. A hit will cost what this execution did.
+    if (prepared.cacheSlot) this.options.responseCache?.store(prepared.cacheSlot, body, actual);
+    return { kind: 'result', body: withCost(body, cost), cache, operation, headers, cost };
   }
 }

@@ -100,6 +100,16 @@ export class RateLimited extends RequestError {
   }
 }
 
+/**
+ * 400 `MAX_COMPLEXITY`: an operation that asks more than a whole bucket of cost
+ * (`COST_LIMIT` below `QUERY_MAX_COMPLEXITY`), which no wait would let run (docs/limits.md, "Cost").
+ */
+export class CostOverLimit extends RequestError {
+  constructor() {
+    super(one('Query cost exceeds the cost limit', 'MAX_COMPLEXITY'), 400);
+  }
+}
+
 /** 503 `OVERLOADED`, with `Retry-After` (docs/limits.md). */
 export class Overloaded extends RequestError {
   constructor(message: string, retryAfterSeconds: number) {

@@ -41,10 +41,18 @@ export interface PreparedRequest {
   readonly cacheSlot: CacheSlot | undefined;
   /** The line a heavy operation waits in for its turn (./heavy.ts); undefined for the others. */
   readonly line: HeavyLine | undefined;
+  /** Its complexity with these variables: the cost it asks of the caller's bucket (docs/limits.md, "Cost"). */
+  readonly cost: number;
 }
 
-/** A cached response (its JSON text) of the operation, or the request to execute. */
-export type Admission = { readonly cached: string; readonly operation: PreparedOperation } | { readonly prepared: PreparedRequest };
+/**
+ * A cached response (its JSON text) of the operation, with the cost it asks (`cost`) and
+ * what its execution cost (`cachedCost`, undefined for an entry stored without it); or
+ * the request to execute.
+ */
+export type Admission =
+  | { readonly cached: string; readonly cachedCost: number | undefined; readonly operation: PreparedOperation; readonly cost: number }
+  | { readonly prepared: PreparedRequest };
 
 export class RequestPreparer {
   constructor(
@@ -63,9 +71,9 @@ export class RequestPreparer {
     checkTransport(operation, transport);
     if (resolved.registerAs) await this.persisted.register(resolved.registerAs, resolved.query);
     const found = this.cache && operation.operationType === 'query' ? await this.cache.lookup(operation, params.variables, caller) : undefined;
-    if (found && 'body' in found) return { cached: found.body, operation };
+    if (found && 'body' in found) return { cached: found.body, cachedCost: found.cost, operation, cost };
     const line = this.heavy.isHeavy(cost) ? this.heavy : undefined;
-    return { prepared: { operation, variables: params.variables, caller, cacheSlot: found, line } };
+    return { prepared: { operation, variables: params.variables, caller, cacheSlot: found, line, cost } };
   }
 }
 

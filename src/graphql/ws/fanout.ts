@@ -18,6 +18,8 @@ import type { PreparedOperation } from '../operation/pipeline.js';
 export interface Subscriber<C> {
   readonly connection: C;
   readonly id: string;
+  /** The subscription's `extensions.cost` as JSON (what it was charged when it started), added to each of its events. */
+  readonly cost?: string;
 }
 
 export interface SubscriptionRequest<C> {
@@ -103,10 +105,21 @@ export class FanoutHub<C> {
   deliver(group: Group<C>, event: unknown): Promise<void> {
     const delivery = this.render(group, event).then((body) => {
       const shared = this.options.frame?.(body);
-      for (const member of group.members) if (member.active) this.options.write(member.subscriber.connection, shared ?? member.frame(body));
+      // The payload without its closing brace, once: a subscriber with a cost gets its own `extensions` after it.
+      const open = body.slice(0, body.lastIndexOf('}'));
+      for (const member of group.members) {
+        if (!member.active) continue;
+        const cost = member.subscriber.cost;
+        const message = cost === undefined ? (shared ?? member.frame(body)) : this.framed(member, `${open},"extensions":{"cost":${cost}}}`);
+        this.options.write(member.subscriber.connection, message);
+      }
     });
     this.inflight.add(delivery);
     return delivery.finally(() => this.inflight.delete(delivery));
+  }
+
+  private framed(member: Member<C>, payload: string): string {
+    return this.options.frame ? this.options.frame(payload) : member.frame(payload);
   }
 
   private async render(group: Group<C>, event: unknown): Promise<string> {

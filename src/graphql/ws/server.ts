@@ -11,6 +11,7 @@ import { WebSocket, WebSocketServer, type ServerOptions } from 'ws';
 import type { Credential, Identity } from '../../auth/caller.js';
 import type { Services } from '../../domain/services.js';
 import type { RequestCore } from '../operation/core.js';
+import { carryingCost, costJson, keepingCost } from '../operation/cost-report.js';
 import { RequestError, TooManySubscriptions, Unauthenticated, formatError, type FormatOptions } from '../operation/errors.js';
 import type { OperationPipeline } from '../operation/pipeline.js';
 import type { CorsPolicy } from '../../http/cors.js';
@@ -116,7 +117,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     onInternal: (error) => log.error({ err: error }, 'unexpected error in a WebSocket operation'),
     onCode: options.observability?.graphqlError, // observability:
   };
-  const formatAll = (errors: readonly GraphQLError[]): GraphQLFormattedError[] => errors.map((e) => formatError(e, format));
+  const formatAll = (errors: readonly GraphQLError[]): GraphQLFormattedError[] => errors.map((e) => keepingCost(e, formatError(e, format)));
 
   /** Every message to a client goes through here: a subscriber that stopped reading is closed, not buffered for. */
   const send = (connection: Connection, data: string | Buffer): void => {
@@ -208,7 +209,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       }),
       signal: () => closedSignal(connection),
     });
-    if (answer.kind === 'refused') return answer.errors;
+    if (answer.kind === 'refused') return answer.cost ? answer.errors.map((e) => carryingCost(e, answer.cost!)) : answer.errors;
     const { operation } = answer;
     const args = { schema: pipeline.schema, document: operation!.document, operationName: operation!.operationName, variableValues: payload.variables };
     options.observability?.executed(payload, operation!, caller); // observability: executed or subscribed
@@ -225,7 +226,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       variables: answer.variables,
       variablesKey: answer.variablesKey,
       caller,
-      subscriber: { connection, id },
+      subscriber: { connection, id, cost: answer.cost && costJson(answer.cost) },
     };
     return { ...args, contextValue: { subscription } satisfies Run };
   }

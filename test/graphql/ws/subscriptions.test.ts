@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
 import { channels } from '../../../src/realtime/pubsub.js';
-import { startServer, wsUrl, type TestServer } from '../../helpers/server.js';
+import { startServer, wsUrl, type TestServer, withoutCost } from '../../helpers/server.js';
 import { account, collect, fixtures, subscribersReady, waitFor, wsClient } from './helpers.js';
 
 let server: TestServer;
@@ -39,7 +39,7 @@ describe('subscriptions end to end (graphql-ws client over ws)', () => {
     await subscribersReady(server.inkwell.realtime, 1);
     const user = await make.user('user', 'Newcomer');
     await waitFor(() => sub.results.length === 1);
-    expect(sub.results[0]).toEqual({ data: { userCreated: { id: user.id, name: 'Newcomer', email: null, role: 'user' } } });
+    expect(withoutCost(sub.results[0])).toEqual({ data: { userCreated: { id: user.id, name: 'Newcomer', email: null, role: 'user' } } });
   });
 
   it('postPublished fires once when a draft is published', async () => {
@@ -52,7 +52,7 @@ describe('subscriptions end to end (graphql-ws client over ws)', () => {
     await make.publish(draft); // publishing twice emits one event
     await waitFor(() => sub.results.length === 1);
     await new Promise((r) => setTimeout(r, 50));
-    expect(sub.results).toEqual([{ data: { postPublished: { id: draft.id, published: true, author: { name: author.name } } } }]);
+    expect(sub.results.map(withoutCost)).toEqual([{ data: { postPublished: { id: draft.id, published: true, author: { name: author.name } } } }]);
   });
 
   it('postReactionAdded carries the stored reaction, resolved like a query', async () => {
@@ -63,7 +63,7 @@ describe('subscriptions end to end (graphql-ws client over ws)', () => {
     await subscribersReady(server.inkwell.realtime, 1);
     const reaction = await make.react(reader, post, 'like');
     await waitFor(() => sub.results.length === 1);
-    expect(sub.results[0]).toEqual({
+    expect(withoutCost(sub.results[0])).toEqual({
       data: {
         postReactionAdded: {
           id: reaction.id,
@@ -102,7 +102,7 @@ describe('subscriptions end to end (graphql-ws client over ws)', () => {
     expect(server.inkwell.backends.pubsub.listenerCount()).toBe(1);
     await make.react(reader, post);
     await waitFor(() => subs.every((s) => s.results.length === 1));
-    expect(new Set(subs.map((s) => JSON.stringify(s.results[0]))).size).toBe(1);
+    expect(new Set(subs.map((s) => JSON.stringify(withoutCost(s.results[0])))).size).toBe(1);
   });
 
   it('a reaction on a draft is not delivered to a subscriber who may not see the draft', async () => {
@@ -184,7 +184,7 @@ describe('subscriptions end to end (graphql-ws client over ws)', () => {
     const publish = await server.gql('mutation($id: ID!) { publishPost(id: $id) { id } }', { id: draft.id }, { headers });
     expect(publish.body.errors).toBeUndefined();
     await waitFor(() => published.results.length === 1);
-    expect(published.results[0]).toEqual({ data: { postPublished: { id: draft.id, published: true } } });
+    expect(withoutCost(published.results[0])).toEqual({ data: { postPublished: { id: draft.id, published: true } } });
   });
 
   it('refuses invalid operations with the HTTP error format, before execution', async () => {
@@ -212,11 +212,11 @@ describe('subscriptions end to end (graphql-ws client over ws)', () => {
     const c = client();
     const query = collect(c, { query: 'query($id: ID!) { post(id: $id) { title author { name email } } }', variables: { id: post.id } });
     await waitFor(() => query.completed);
-    expect(query.results).toEqual([{ data: { post: { title: post.title, author: { name: 'Query Author', email: null } } } }]);
+    expect(query.results.map(withoutCost)).toEqual([{ data: { post: { title: post.title, author: { name: 'Query Author', email: null } } } }]);
 
     const mutation = collect(c, { query: 'mutation($id: ID!) { addReaction(postId: $id, type: "like") { id } }', variables: { id: post.id } });
     await waitFor(() => mutation.completed);
-    expect(mutation.results).toEqual([
+    expect(mutation.results.map(withoutCost)).toEqual([
       { data: null, errors: [{ message: expect.any(String), locations: expect.any(Array), path: ['addReaction'], extensions: { code: 'UNAUTHENTICATED' } }] },
     ]);
   });
@@ -238,7 +238,7 @@ describe('in production', () => {
       // A payload that breaks the schema (name is non-null): an internal fault, never shown.
       await prod.inkwell.backends.pubsub.publish(channels.userCreated(), { id: 'x', name: null });
       await waitFor(() => sub.results.length === 1);
-      expect(sub.results[0]).toEqual({
+      expect(withoutCost(sub.results[0])).toEqual({
         data: null,
         errors: [{ message: 'Internal server error', locations: expect.any(Array), path: ['userCreated', 'name'], extensions: { code: 'INTERNAL_ERROR' } }],
       });
