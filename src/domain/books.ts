@@ -1,6 +1,6 @@
 import type { BookRow } from '../db/schema.js';
 import { ForbiddenError, UnauthenticatedError } from '../errors.js';
-import { can, type Caller } from './caller.js';
+import { can, isSignedIn, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import { tags, type Reads } from './reads.js';
@@ -47,7 +47,7 @@ export class BookService {
 
   /** addBook: write:posts (editors and admins curate the catalogue). */
   async add(caller: Caller, input: NewBookInput): Promise<Book> {
-    if (caller.kind !== 'user') throw new UnauthenticatedError();
+    if (!isSignedIn(caller)) throw new UnauthenticatedError();
     if (!can(caller, 'write:posts')) throw new ForbiddenError();
     const row: BookRow = {
       id: newId(),

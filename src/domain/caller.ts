@@ -1,9 +1,9 @@
 /**
  * Who is asking. Transports fill it in (from a bearer token or cookie, re-read per
- * request); services and resolvers only ask `can()`, never compare role strings.
- * The response cache may hand them a caller whose fields record what was read of it
- * (src/graphql/cache/scope.ts), so ask about the role before the identity where either
- * would do: a result that read only the role is shared by everyone of that role.
+ * request); services and resolvers only ask the rules below, never read a caller's
+ * fields or compare role strings. Each rule says what its answer depended on to the
+ * caller's audience, when it has one: that is who may share a cached answer
+ * (docs/caching.md, "Who shares an answer").
  */
 export const ROLES = ['admin', 'editor', 'user'] as const;
 export type Role = (typeof ROLES)[number];
@@ -21,16 +21,27 @@ const PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   user: new Set(['read:posts']),
 };
 
+/**
+ * Told by the rules what an answer depends on: the role (or being anonymous), or the
+ * identity. The response cache keys an answer by the most specific (src/cache/sharing.ts).
+ */
+export interface Audience {
+  dependsOnRole(): void;
+  dependsOnIdentity(): void;
+}
+
 export interface SignedInCaller {
   readonly kind: 'user';
   readonly id: string;
   readonly role: Role;
   /** The session the access token belongs to, when it came from one. */
   readonly sessionId: string | null;
+  readonly audience?: Audience;
 }
 
 export interface AnonymousCaller {
   readonly kind: 'anonymous';
+  readonly audience?: Audience;
 }
 
 export type Caller = SignedInCaller | AnonymousCaller;
@@ -38,11 +49,25 @@ export type Caller = SignedInCaller | AnonymousCaller;
 export const ANONYMOUS: AnonymousCaller = Object.freeze({ kind: 'anonymous' });
 
 export function can(caller: Caller, permission: Permission): boolean {
+  caller.audience?.dependsOnRole();
   return caller.kind === 'user' && PERMISSIONS[caller.role].has(permission);
 }
 
+/** Signed in at all: the same answer for everyone of a role, and for every anonymous caller. */
+export function isSignedIn(caller: Caller): caller is SignedInCaller {
+  caller.audience?.dependsOnRole();
+  return caller.kind === 'user';
+}
+
+/** The signed-in user's id, or null: an answer built from it is that user's alone. */
+export function signedInId(caller: Caller): string | null {
+  if (!isSignedIn(caller)) return null;
+  caller.audience?.dependsOnIdentity();
+  return caller.id;
+}
+
 export function isSelf(caller: Caller, userId: string): boolean {
-  return caller.kind === 'user' && caller.id === userId;
+  return signedInId(caller) === userId;
 }
 
 /** Unpublished posts are visible to their author and to whoever may write posts (editors, admins). */

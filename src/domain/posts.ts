@@ -1,7 +1,7 @@
 import type { PostRow, PostsTable } from '../db/schema.js';
 import { BadUserInputError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import { channels } from '../realtime/pubsub.js';
-import { can, canSeeUnpublished, isSelf, type Caller, type SignedInCaller } from './caller.js';
+import { can, canSeeUnpublished, isSelf, isSignedIn, signedInId, type Caller, type SignedInCaller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
@@ -37,7 +37,8 @@ export interface PostPatch {
 /** Whose unpublished posts the caller may see: every author's (editors and admins), or their own. */
 function unpublishedScope(caller: Caller): 'all' | string[] {
   if (can(caller, 'write:posts')) return 'all';
-  return caller.kind === 'user' ? [caller.id] : [];
+  const id = signedInId(caller);
+  return id === null ? [] : [id];
 }
 
 export function isVisible(caller: Caller, post: Post): boolean {
@@ -257,7 +258,7 @@ export class PostService {
 
   /** deletePost: delete:posts. The post's reactions go in the same transaction. */
   async delete(caller: Caller, id: string): Promise<boolean> {
-    if (caller.kind !== 'user') throw new UnauthenticatedError();
+    if (!isSignedIn(caller)) throw new UnauthenticatedError();
     if (!can(caller, 'delete:posts')) throw new ForbiddenError();
     checkId('id', id);
     const deleted = await this.db.transaction().execute(async (trx) => {
@@ -300,7 +301,7 @@ function changedPost(row: Pick<PostRow, 'id' | 'author_id'>): string[] {
 }
 
 function requireWriter(caller: Caller): SignedInCaller {
-  if (caller.kind !== 'user') throw new UnauthenticatedError();
+  if (!isSignedIn(caller)) throw new UnauthenticatedError();
   if (!can(caller, 'write:posts')) throw new ForbiddenError();
   return caller;
 }

@@ -1,7 +1,7 @@
 import type { ReactionRow } from '../db/schema.js';
 import { NotFoundError, UnauthenticatedError } from '../errors.js';
 import { channels } from '../realtime/pubsub.js';
-import type { Caller } from './caller.js';
+import { signedInId, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache } from './post-cache.js';
@@ -58,20 +58,21 @@ export class ReactionService {
    * per user per post: repeating returns the stored one and emits nothing.
    */
   async add(caller: Caller, postId: string, type: string): Promise<Reaction> {
-    if (caller.kind !== 'user') throw new UnauthenticatedError();
+    const userId = signedInId(caller);
+    if (userId === null) throw new UnauthenticatedError();
     checkId('postId', postId);
     checkReactionType(type);
     // Through the post cache, exact like every read of it: mostly no query at all.
     const found = await this.posts.get(postId);
     if (!found || !isVisible(caller, found.post)) throw new NotFoundError('Post');
 
-    const row: ReactionRow = { id: newId(), post_id: postId, user_id: caller.id, type, created_at: nowIso() };
+    const row: ReactionRow = { id: newId(), post_id: postId, user_id: userId, type, created_at: nowIso() };
     try {
       // Insert first and let the unique constraint decide: a select-then-insert would
       // let two concurrent identical requests both insert or both fail.
       await this.db.insertInto('reactions').values(row).execute();
     } catch (err) {
-      if (isUniqueViolation(err)) return this.existing(postId, caller.id, type);
+      if (isUniqueViolation(err)) return this.existing(postId, userId, type);
       // The post (or the caller) was deleted between the check and the insert.
       if (isForeignKeyViolation(err)) throw new NotFoundError('Post');
       throw err;

@@ -1,7 +1,7 @@
 import type { UserRow, UserUpdate } from '../db/schema.js';
 import { BadUserInputError, ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import { channels } from '../realtime/pubsub.js';
-import { can, canSeeUnpublished, isRole, isSelf, type Caller, type Role } from './caller.js';
+import { can, canSeeUnpublished, isRole, isSelf, isSignedIn, type Caller, type Role } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import { NO_READS, tags, type Reads } from './reads.js';
@@ -187,7 +187,7 @@ export class UserService {
 
   /** updateUser: the user themself (without `role`) or manage:users. */
   async update(caller: Caller, id: string, patch: UserPatch): Promise<User> {
-    if (caller.kind !== 'user') throw new UnauthenticatedError();
+    if (!isSignedIn(caller)) throw new UnauthenticatedError();
     const manager = can(caller, 'manage:users');
     if (!manager && !isSelf(caller, id)) throw new ForbiddenError();
     if (!manager && patch.role !== undefined) throw new ForbiddenError('Only user managers may change a role');
@@ -221,7 +221,7 @@ export class UserService {
    * external accounts; explicit deletes, so it holds without ON DELETE CASCADE too.
    */
   async delete(caller: Caller, id: string): Promise<boolean> {
-    if (caller.kind !== 'user') throw new UnauthenticatedError();
+    if (!isSignedIn(caller)) throw new UnauthenticatedError();
     if (!can(caller, 'manage:users') && !isSelf(caller, id)) throw new ForbiddenError();
     checkId('id', id);
 
@@ -289,7 +289,7 @@ function changedUser(id: string): string[] {
 }
 
 function requireManager(caller: Caller): void {
-  if (caller.kind !== 'user') throw new UnauthenticatedError();
+  if (!isSignedIn(caller)) throw new UnauthenticatedError();
   if (!can(caller, 'manage:users')) throw new ForbiddenError();
 }
 

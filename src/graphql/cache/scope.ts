@@ -1,60 +1,38 @@
-import type { AnonymousCaller, Caller, Role, SignedInCaller } from '../../domain/caller.js';
+import type { Audience, Caller } from '../../domain/caller.js';
 
 /**
  * Who may share a cached response is decided by what its execution read of the caller
  * (docs/decisions.md, "keys by what was read of the caller"): nothing — everyone;
  * whether signed in or the role — everyone with that role; the identity — that user.
- * Recorded, not guessed from the document: the execution gets a caller whose fields
- * note their own reads, so every rule (`can`, visibility, `User.email`, `me`) counts.
+ * Said by the rules themselves, not guessed from the document: every rule of
+ * src/domain/caller.ts (`can`, `isSelf`, `signedInId`, …) tells the caller's audience
+ * what its answer depended on, so visibility, `User.email` and `me` all count.
  */
 export const SHARED = 0;
 export const ROLE = 1;
 export const USER = 2;
 export type Level = typeof SHARED | typeof ROLE | typeof USER;
 
-export class CallerScope {
-  /** The most specific part of the caller the execution read so far. */
+/**
+ * One execution's audience: the rules of src/domain/caller.ts tell it what their answers
+ * depended on, and the most specific part decides the key (`scopeKey`).
+ */
+export class CallerScope implements Audience {
+  /** The most specific part of the caller the execution's rules depended on so far. */
   level: Level = SHARED;
-  /** The caller to execute with: reading its fields raises `level`. */
+  /** The caller to execute with: the same caller, with this scope as its audience. */
   readonly caller: Caller;
 
   constructor(readonly real: Caller) {
-    this.caller = real.kind === 'user' ? new ObservedUser(real, this) : new ObservedAnonymous(this);
+    this.caller = { ...real, audience: this };
   }
 
-  read(level: Level): void {
-    if (level > this.level) this.level = level;
+  dependsOnRole(): void {
+    if (this.level < ROLE) this.level = ROLE;
   }
-}
 
-class ObservedAnonymous implements AnonymousCaller {
-  constructor(private readonly scope: CallerScope) {}
-  get kind(): 'anonymous' {
-    this.scope.read(ROLE);
-    return 'anonymous';
-  }
-}
-
-class ObservedUser implements SignedInCaller {
-  constructor(
-    private readonly real: SignedInCaller,
-    private readonly scope: CallerScope,
-  ) {}
-  get kind(): 'user' {
-    this.scope.read(ROLE);
-    return 'user';
-  }
-  get role(): Role {
-    this.scope.read(ROLE);
-    return this.real.role;
-  }
-  get id(): string {
-    this.scope.read(USER);
-    return this.real.id;
-  }
-  get sessionId(): string | null {
-    this.scope.read(USER);
-    return this.real.sessionId;
+  dependsOnIdentity(): void {
+    this.level = USER;
   }
 }
 

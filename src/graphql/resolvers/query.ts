@@ -1,3 +1,4 @@
+import { signedInId } from '../../domain/caller.js';
 import { checkId, page } from '../../domain/validate.js';
 import type { QueryResolvers } from '../generated/resolvers.js';
 
@@ -21,5 +22,8 @@ export const Query: QueryResolvers = {
 
   book: async (_root, args, ctx) => (await ctx.loaders.book.load(checkId('id', args.id))) ?? null,
 
-  me: async (_root, _args, ctx) => (ctx.caller.kind === 'user' ? ((await ctx.loaders.user.load(ctx.caller.id)) ?? null) : null),
+  me: async (_root, _args, ctx) => {
+    const id = signedInId(ctx.caller);
+    return id === null ? null : ((await ctx.loaders.user.load(id)) ?? null);
+  },
 };
