@@ -33,7 +33,7 @@ const perBackend = [
  * Several instances on one PostgreSQL and one Redis, and PostgreSQL or Redis failing
  * under load: the postgres project only.
  */
-const scale = ['test/system/scale/**/*.test.ts', 'test/system/reliability/cluster/**/*.test.ts'];
+const scale = ['test/system/scale/**/*.test.ts', 'test/system/reliability/cluster/**/*.test.ts', 'test/graphql/sse/instances.test.ts'];
 
 const sqlite: TestProjectInlineConfiguration = {
   extends: true,

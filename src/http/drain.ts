@@ -1,4 +1,5 @@
-import { Server as NetServer } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -16,7 +17,11 @@ import type { FastifyInstance } from 'fastify';
  * 3. idle keep-alive connections stay open for `lingerMs`: a request that was already
  *    sent on one (or arrives during the linger) is answered, then the connection closes;
  * 4. after the linger, connections still idle are closed (node's closeIdleConnections),
- *    and again every 250 ms, for a response that had begun before the drain.
+ *    and again every 250 ms, for a response that had begun before the drain. So are
+ *    connections that have not brought a request at all: node counts those as busy (its
+ *    `headersTimeout` runs for them), yet clients open them ahead of need — browsers
+ *    speculatively, undici again after a request it aborted (graphql-sse's client does,
+ *    at every `complete`) — and one would hold the drain until that timeout.
  *
  * What is left then are connections with a request in flight; Fastify's close waits
  * for them. Register before the routes, so the hook covers every response.
@@ -33,6 +38,20 @@ export function drainOnClose(app: FastifyInstance): HttpDrain {
     done(null, payload);
   });
   const server = app.server;
+  // Connections that have brought no request yet; most leave this set at their first.
+  const silent = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    silent.add(socket);
+    socket.once('close', () => silent.delete(socket));
+  });
+  // A request, or an upgrade: a WebSocket's own shutdown closes it.
+  const brought = (request: IncomingMessage) => silent.delete(request.socket);
+  server.on('request', brought);
+  server.on('upgrade', brought);
+  const closeIdle = () => {
+    server.closeIdleConnections();
+    for (const socket of silent) socket.destroy();
+  };
   const openConnections = () => new Promise<number>((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
 
   let drained: Promise<void> | undefined;
@@ -44,8 +63,8 @@ export function drainOnClose(app: FastifyInstance): HttpDrain {
     while (Date.now() < deadline && (await openConnections()) > 0) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, deadline - Date.now())));
     }
-    server.closeIdleConnections();
-    const sweep = setInterval(() => server.closeIdleConnections(), 250);
+    closeIdle();
+    const sweep = setInterval(closeIdle, 250);
     sweep.unref();
     server.once('close', () => clearInterval(sweep));
   };

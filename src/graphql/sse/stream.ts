@@ -26,6 +26,8 @@ export class EventStream extends Readable {
   send(frame: string): void {
     if (this.completed || this.destroyed) return;
     if (this.readableLength > this.maxBufferedBytes) {
+      // Once: nothing more is pushed, and the client's connection goes.
+      this.destroy();
       this.onOverflow(this);
       return;
     }
