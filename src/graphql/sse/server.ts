@@ -7,7 +7,8 @@ import type { ConnectionCaps } from '../../http/connection-caps.js';
 import { observe } from '../../observability/request.js';
 import { readParams } from '../http/params.js';
 import { clientGone, sendRefusal } from '../http/route.js';
-import type { RequestCore } from '../operation/core.js';
+import type { CostReport, RequestCore } from '../operation/core.js';
+import { costJson } from '../operation/cost-report.js';
 import { Overloaded, RequestError, TooManyConnections, formatError, type FormatOptions } from '../operation/errors.js';
 import { FanoutHub } from '../ws/fanout.js';
 import { EVENT_STREAM_TYPE, SSE_LIMITS, nextEvent, refusedInStream } from './protocol.js';
@@ -105,9 +106,10 @@ export function graphqlSse(app: FastifyInstance, options: GraphqlSseOptions): Gr
     app.metrics.observeOperation({ transport: 'sse', route: '/graphql', operationType: observation.operationType, status, seconds: reply.elapsedTime / 1000 });
   };
 
-  const refuse = (request: FastifyRequest, reply: FastifyReply, refusal: RequestError, format: FormatOptions): FastifyReply => {
+  /** A refusal before the stream, as over HTTP (with `extensions.cost` once the bucket was asked). */
+  const refuse = (request: FastifyRequest, reply: FastifyReply, refusal: RequestError, format: FormatOptions, cost?: CostReport): FastifyReply => {
     observed(request, reply, refusal.status);
-    return sendRefusal(request, reply, refusal, format);
+    return sendRefusal(request, reply, refusal, format, refusal.status, cost);
   };
 
   /** One result (a query's or mutation's, or the errors of a refusal), then `complete`. */
@@ -145,11 +147,12 @@ export function graphqlSse(app: FastifyInstance, options: GraphqlSseOptions): Gr
 
     if (answer.kind === 'refused') {
       if (refusedInStream(answer.status)) {
-        return answerOnce(request, reply, JSON.stringify({ errors: answer.errors.map((e) => formatError(e, format)) }), answer.status);
+        const errors = answer.errors.map((e) => formatError(e, format));
+        return answerOnce(request, reply, JSON.stringify({ errors, extensions: answer.cost && { cost: answer.cost } }), answer.status);
       }
       // docs/permissions.md: a present but invalid credential is refused, so clients know to refresh.
       if (answer.status === 401 && identity.rejected) options.refuseCredential(reply, identity);
-      return refuse(request, reply, new RequestError(answer.errors, answer.status), format);
+      return refuse(request, reply, new RequestError(answer.errors, answer.status), format, answer.cost);
     }
     if (answer.kind === 'result') return answerOnce(request, reply, answer.body, 200);
 
@@ -159,7 +162,8 @@ export function graphqlSse(app: FastifyInstance, options: GraphqlSseOptions): Gr
       variables: answer.variables,
       variablesKey: answer.variablesKey,
       caller: identity.caller,
-      subscriber: { connection: stream, id: '' },
+      // Each event says what the subscription was charged when it started.
+      subscriber: { connection: stream, id: '', cost: answer.cost && costJson(answer.cost) },
     });
     // It could not start (bad arguments, a resolver's error): one result.
     if (!(Symbol.asyncIterator in member)) return answerOnce(request, reply, formatResult(member, format), 200, stream);

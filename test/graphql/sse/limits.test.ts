@@ -41,6 +41,53 @@ describe('the request rate limit', () => {
   });
 });
 
+describe('the cost bucket (docs/limits.md, "Cost")', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    // Subscriptions pay their complexity when they start (401 here) and get nothing back;
+    // the bucket regains a point a second, so the third cannot be paid for minutes.
+    server = await startServer({ COST_LIMIT: '900', COST_RESTORE_PER_S: '1' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const costly = 'subscription { userCreated { posts(limit: 100) { reactions(limit: 3) { id } } } }';
+
+  it('a result and each event carry extensions.cost; a subscription the bucket cannot pay is 429 before any stream', async () => {
+    const query = await once(sseClient(server), { query: '{ books(limit: 5) { id } }' });
+    expect(query.results[0]?.extensions).toEqual({
+      cost: { requestedQueryCost: 5, actualQueryCost: 0, throttleStatus: { maximumAvailable: 900, currentlyAvailable: expect.any(Number), restoreRate: 1 } },
+    });
+
+    const first = collect(sseClient(server), { query: costly });
+    const second = collect(sseClient(server), { query: costly });
+    await Promise.all([first.connected, second.connected]);
+    const third = await once(sseClient(server), { query: costly });
+    expect(third.results).toEqual([]);
+    const refusal = await refusalOf(third.error);
+    expect(refusal.status).toBe(429);
+    expect(Number(refusal.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refusal.body.errors).toEqual([expect.objectContaining({ extensions: { code: 'RATE_LIMITED' } })]);
+    expect(refusal.body.extensions.cost).toMatchObject({ requestedQueryCost: 401, actualQueryCost: null });
+
+    await server.inkwell.services.users.insertAccount({ name: 'Costly', email: 'costly@example.test', role: 'user' });
+    await waitFor(() => first.results.length === 1, 15_000, 'the event');
+    expect(first.results[0]?.data).toEqual({ userCreated: { posts: [] } });
+    expect(first.results[0]?.extensions).toEqual({ cost: expect.objectContaining({ requestedQueryCost: 401 }) });
+    first.stop();
+    second.stop();
+  });
+
+  it('an operation costlier than a whole bucket is refused in the stream (MAX_COMPLEXITY), with its cost', async () => {
+    const result = await once(sseClient(server), { query: '{ users(limit: 100) { posts(limit: 9) { id } } }' });
+    expect(result.results).toHaveLength(1);
+    expect(result.results[0]?.errors?.map((e) => e.extensions?.['code'])).toEqual(['MAX_COMPLEXITY']);
+    expect(result.results[0]?.extensions).toEqual({ cost: expect.objectContaining({ requestedQueryCost: 1000, actualQueryCost: null }) });
+    expect(result.completed).toBe(true);
+  });
+});
+
 describe('connection caps, shared with the WebSocket', () => {
   let server: TestServer;
   const open: Collected<unknown>[] = [];
