@@ -8,7 +8,7 @@ import type { AuthService } from './auth/service.js';
 import { demoSignInNote, seedDemoData } from './domain/seed.js';
 import { createServices, type Services } from './domain/services.js';
 import { graphiqlAssetsPlugin } from './graphiql/plugin.js';
-import { ResponseCache } from './graphql/cache/response-cache.js';
+import { ResponseCache } from './cache/response-cache.js';
 import { graphqlHttpRoutes, methodNotAllowed } from './graphql/http/route.js';
 import { PersistedQueries, loadManifest } from './graphql/operation/persisted.js';
 import { OperationPipeline } from './graphql/operation/pipeline.js';

@@ -10,7 +10,7 @@ import { MemoryStore } from './store/memory.js';
 import { closeRedis, connectRedis, waitReady } from './store/redis-client.js';
 import { RedisStore } from './store/redis.js';
 import { CacheStore, FallbackStore } from './store/resilient.js';
-import { EVERYTHING, LocalVersions, SharedVersions, type VersionStore } from './store/versions.js';
+import { EVERYTHING, LocalVersions, SharedVersions, type VersionStore } from './cache/versions.js';
 
 /**
  * The one place that picks implementations from configuration. Everything else sees
@@ -35,7 +35,7 @@ export interface Backends {
   /** The Redis command client, where security counters keep keys of their own (src/rate-limit); undefined without Redis. */
   redis: Redis | undefined;
   /**
-   * Versions of what cached results depend on (src/domain/reads.ts): bumped by src/domain
+   * Versions of what cached results depend on (src/cache/reads.ts): bumped by src/domain
    * after its writes, by everything else's writes to cached tables, and by commits of
    * other processes on a SQLite file. In memory, or shared by every instance through Redis.
    */

@@ -4,10 +4,10 @@ import { SharedBatch } from '../db/shared-batch.js';
 import { MAX_NAMED_PARAMETERS } from '../db/statement-names.js';
 import { statementsOf } from '../db/statements.js';
 import { newId } from '../domain/ids.js';
-import { tags } from '../domain/reads.js';
-import type { VersionStore } from '../store/versions.js';
+import { tags } from '../cache/reads.js';
+import type { VersionStore } from '../cache/versions.js';
 import type { AuthDatabase } from './db.js';
-import { SessionMemo } from './session-memo.js';
+import { SessionMemo } from '../cache/session-memo.js';
 import { sealSuccessor as seal, unsealSuccessor } from './successor.js';
 
 /**

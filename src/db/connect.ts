@@ -7,9 +7,9 @@ import type { Config } from '../config.js';
 import { createPostgresPool } from './postgres-pool.js';
 import type { Database } from './schema.js';
 import { countSingleConnection, type PoolUse } from './pool-use.js';
-import { externalChanges, type ExternalChanges } from './sqlite-changes.js';
+import { externalChanges, type ExternalChanges } from '../cache/external-changes.js';
 import { traceStatements } from './statement-spans.js';
-import { announcedWrites, trackWrites, type UnannouncedWriteListener } from './write-tracking.js';
+import { announcedWrites, trackWrites, type UnannouncedWriteListener } from '../cache/write-tracking.js';
 
 /**
  * One handle on the configured database. Everything dialect-specific about
@@ -41,7 +41,7 @@ export interface Db {
   close(): Promise<void>;
 }
 
-/** The tables cached results are read from (src/domain/reads.ts names their tags). */
+/** The tables cached results are read from (src/cache/reads.ts names their tags). */
 const CACHED_TABLES: ReadonlySet<string> = new Set(['users', 'posts', 'reactions', 'books']);
 
 export function connectDatabase(database: Config['database']): Db {

@@ -7,7 +7,7 @@
  * the rows of that statement and picks its own. Only for reads that are the same for
  * every caller (visibility is decided above, per request), so sharing leaks nothing.
  * A caller's dependency versions were taken before it asked, so before the statement
- * runs (the race rule of src/domain/reads.ts holds).
+ * runs (the race rule of src/cache/reads.ts holds).
  */
 export class SharedBatch<Row, Group extends string | number = ''> {
   /** Per group (a window's size, say: one statement takes one), the keys asked and who waits. */

@@ -3,7 +3,7 @@ import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import { can, isSignedIn, type Caller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
-import { tags, type Reads } from './reads.js';
+import { tags, type Reads } from '../cache/reads.js';
 import { statementsOf } from '../db/statements.js';
 import type { Book, Page } from './types.js';
 import { checkBookAuthor, checkBookTitle, checkPage, checkYear } from './validate.js';

@@ -1,3 +1,5 @@
+import type { Audience } from '../cache/sharing.js';
+
 /**
  * Who is asking. Transports fill it in (from a bearer token or cookie, re-read per
  * request); services and resolvers only ask the rules below, never read a caller's
@@ -20,15 +22,6 @@ const PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   editor: new Set(['read:posts', 'write:posts']),
   user: new Set(['read:posts']),
 };
-
-/**
- * Told by the rules what an answer depends on: the role (or being anonymous), or the
- * identity. The response cache keys an answer by the most specific (src/cache/sharing.ts).
- */
-export interface Audience {
-  dependsOnRole(): void;
-  dependsOnIdentity(): void;
-}
 
 export interface SignedInCaller {
   readonly kind: 'user';

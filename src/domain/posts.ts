@@ -6,7 +6,7 @@ import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
 import { authorsNewest, draftAmong, isTrue, publishedPage, toPost, visibleIn } from './post-queries.js';
-import { tags, type Reads } from './reads.js';
+import { tags, type Reads } from '../cache/reads.js';
 import { SharedBatch, SharedRead } from '../db/shared-batch.js';
 import { statementsOf } from '../db/statements.js';
 import type { Page, Post } from './types.js';

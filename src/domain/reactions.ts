@@ -6,7 +6,7 @@ import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache } from './post-cache.js';
 import { isVisible } from './posts.js';
-import { tags, type Reads } from './reads.js';
+import { tags, type Reads } from '../cache/reads.js';
 import { newestPerKey } from '../db/newest-per-key.js';
 import { SharedBatch } from '../db/shared-batch.js';
 import type { Page, Reaction } from './types.js';

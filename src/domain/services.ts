@@ -1,6 +1,7 @@
 import { BookService } from './books.js';
 import type { DomainDeps } from './deps.js';
-import { PostCache } from './post-cache.js';
+import { EntityCache } from '../cache/entity-cache.js';
+import { postKind, type PostCache } from './post-cache.js';
 import { loadPostsWithLikes } from './post-queries.js';
 import { PostService } from './posts.js';
 import { ReactionService } from './reactions.js';
@@ -19,7 +20,7 @@ export interface Services {
  * key-value store failures the post cache absorbs (it falls back to the database).
  */
 export function createServices(deps: DomainDeps, onCacheError?: (err: unknown) => void): Services {
-  const postCache = new PostCache(deps.kv, deps.versions, (ids) => loadPostsWithLikes(deps.db, ids), onCacheError);
+  const postCache: PostCache = new EntityCache(deps.kv, deps.versions, postKind((ids) => loadPostsWithLikes(deps.db, ids)), onCacheError);
   return {
     users: new UserService(deps),
     posts: new PostService(deps, postCache),

@@ -4,7 +4,7 @@ import { channels } from '../realtime/pubsub.js';
 import { can, canSeeUnpublished, isRole, isSelf, isSignedIn, type Caller, type Role } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
-import { NO_READS, tags, type Reads } from './reads.js';
+import { NO_READS, tags, type Reads } from '../cache/reads.js';
 import { SharedBatch } from '../db/shared-batch.js';
 import { MAX_NAMED_PARAMETERS } from '../db/statement-names.js';
 import { statementsOf } from '../db/statements.js';
@@ -89,7 +89,7 @@ export class UserService {
     return statementsOf(this.deps.db.domain);
   }
 
-  /** Newest first. `reads`: see src/domain/reads.ts (the account pages read uncached). */
+  /** Newest first. `reads`: see src/cache/reads.ts (the account pages read uncached). */
   async list(_caller: Caller, args: UserListArgs, reads: Reads = NO_READS): Promise<User[]> {
     const page = checkPage(args.limit, args.offset);
     const role = args.role === undefined || args.role === null ? undefined : checkRole(args.role);
@@ -277,7 +277,7 @@ export class UserService {
     if (result.numUpdatedRows === 0n) throw new NotFoundError('User');
     const row = await this.db.selectFrom('users').selectAll().where('email', '=', normalised).executeTakeFirstOrThrow();
     // In another process (the operator script) on SQLite these bumps reach nobody; the
-    // service sees the commit on the file instead (src/db/sqlite-changes.ts). With Redis they do.
+    // service sees the commit on the file instead (src/cache/external-changes.ts). With Redis they do.
     await this.deps.versions.bump(changedUser(row.id));
     return toUser(row);
   }

@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { Caller } from '../domain/caller.js';
 import type { PostWithLikes } from '../domain/post-cache.js';
-import type { Reads } from '../domain/reads.js';
+import type { Reads } from '../cache/reads.js';
 import type { Services } from '../domain/services.js';
 import type { Book, Page, Post, Reaction, User } from '../domain/types.js';
 
@@ -9,7 +9,7 @@ import type { Book, Page, Post, Reaction, User } from '../domain/types.js';
  * Per-request DataLoaders: they batch the lookups of one operation into one query
  * per kind and cache within that request only. Created lazily, so an operation that
  * needs one loader does not pay for the others. Each batch records its dependencies
- * in the request's `reads` (src/domain/reads.ts).
+ * in the request's `reads` (src/cache/reads.ts).
  */
 export interface Loaders {
   readonly user: DataLoader<string, User | undefined>;

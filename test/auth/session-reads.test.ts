@@ -6,7 +6,7 @@ import { bearer, csrf, form, cookies, login, register, signUpAs, startServerAt, 
 import { withoutCost } from '../helpers/server.js';
 
 // A signed-in request's session is remembered on SQLite instead of read every time
-// (src/auth/session-memo.ts); it must still end at once whoever ends it: a sign-out, a
+// (src/cache/session-memo.ts); it must still end at once whoever ends it: a sign-out, a
 // deleted account, or another process writing to the same database (the operator
 // command, a second instance on the file, an administrator's SQL). Run on both backends:
 // on PostgreSQL + Redis the session is read every time and the same must hold.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SessionMemo } from '../../src/auth/session-memo.js';
-import { tags } from '../../src/domain/reads.js';
-import { LocalVersions } from '../../src/store/versions.js';
+import { SessionMemo } from '../../src/cache/session-memo.js';
+import { tags } from '../../src/cache/reads.js';
+import { LocalVersions } from '../../src/cache/versions.js';
 
 /**
  * docs/accounts.md and docs/limits.md: no eviction makes a revoked session valid again. A remembered lookup

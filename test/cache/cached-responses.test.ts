@@ -7,7 +7,7 @@ import { RawClient, headerOf, rawPost, type HttpResponse } from '../helpers/raw-
 import { startServer, type TestServer, withoutCost } from '../helpers/server.js';
 
 /**
- * Cached responses over real HTTP (src/graphql/cache/response-cache.ts): a repeated
+ * Cached responses over real HTTP (src/cache/response-cache.ts): a repeated
  * query is answered from the cache, byte for byte what execution answered, rate-limit
  * headers included and counted once per request; credentials get their own entries;
  * malformed or odd requests are refused as they would be uncached.

@@ -1,30 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS, can, isSelf, type Caller } from '../../src/domain/caller.js';
-import { ResponseCache, type CacheSlot, type Lookup } from '../../src/graphql/cache/response-cache.js';
-import type { PreparedOperation } from '../../src/graphql/operation/pipeline.js';
+import { ResponseCache, type CacheSlot, type Lookup } from '../../src/cache/response-cache.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { LocalVersions, SharedVersions, type VersionStore } from '../../src/store/versions.js';
+import { LocalVersions, SharedVersions, type VersionStore } from '../../src/cache/versions.js';
 
 /**
- * The response cache's rules (src/graphql/cache/), with the version stores but no
+ * The response cache's rules (src/cache/), with the version stores but no
  * server: an entry is valid while all the tags it read keep the versions taken before
  * reading; a write that lands while a miss executes leaves nothing stale behind; an
- * entry is keyed by what the execution read of the caller, and lookups try the broadest
+ * entry is keyed by what the execution's rules depended on of the caller, and lookups try the broadest
  * key first. Over the shared store (Redis's code path) a miss fetches the versions of
  * what it reads before reading, so its first result is stored too.
  */
-const operation = { operationType: 'query' } as PreparedOperation;
+const operation = { operationType: 'query' };
 const alice: Caller = { kind: 'user', id: 'alice', role: 'user', sessionId: null };
 const bob: Caller = { kind: 'user', id: 'bob', role: 'user', sessionId: null };
 const eddie: Caller = { kind: 'user', id: 'eddie', role: 'editor', sessionId: null };
 const edna: Caller = { kind: 'user', id: 'edna', role: 'editor', sessionId: null };
 
-/** Looks up; on a miss runs `execute` with the slot's caller and recorder, stores its answer; returns what was served. */
-async function serve(cache: ResponseCache, caller: Caller, execute: (slot: CacheSlot) => Promise<string>, variables = {}) {
+/** Looks up; on a miss runs `execute` with the slot's recorder and the caller heard by the slot's scope, stores its answer; returns what was served. */
+async function serve(cache: ResponseCache, caller: Caller, execute: (slot: CacheSlot, caller: Caller) => Promise<string>, variables = {}) {
   const found: Lookup = await cache.lookup(operation, variables, caller);
   if (found && 'body' in found) return { body: found.body.toString(), hit: true };
   if (!found) throw new Error('nothing may be cached now');
-  const body = await execute(found);
+  const body = await execute(found, { ...caller, audience: found.scope });
   cache.store(found, body);
   return { body, hit: false };
 }
@@ -77,14 +76,14 @@ for (const [name, make] of [
 
     it('one that read the role is shared by that role; one that read the identity by nobody else', async () => {
       const cache = new ResponseCache(make(), 1 << 20);
-      const byRole = async (slot: CacheSlot) => (can(slot.scope.caller, 'write:posts') ? 'drafts' : 'published');
+      const byRole = async (_slot: CacheSlot, caller: Caller) => (can(caller, 'write:posts') ? 'drafts' : 'published');
       expect(await serve(cache, eddie, byRole)).toEqual({ body: 'drafts', hit: false });
       expect(await serve(cache, edna, byRole)).toEqual({ body: 'drafts', hit: true });
       expect(await serve(cache, alice, byRole)).toEqual({ body: 'published', hit: false });
       expect(await serve(cache, bob, byRole)).toEqual({ body: 'published', hit: true });
       expect(await serve(cache, ANONYMOUS, byRole)).toEqual({ body: 'published', hit: false });
 
-      const byIdentity = async (slot: CacheSlot) => (isSelf(slot.scope.caller, 'alice') ? 'mine' : 'theirs');
+      const byIdentity = async (_slot: CacheSlot, caller: Caller) => (isSelf(caller, 'alice') ? 'mine' : 'theirs');
       const vars = { v: 2 };
       expect(await serve(cache, alice, byIdentity, vars)).toEqual({ body: 'mine', hit: false });
       expect(await serve(cache, bob, byIdentity, vars)).toEqual({ body: 'theirs', hit: false });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { KeyValueStore } from '../../src/store/kv.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { EVERYTHING, LocalVersions, SharedVersions } from '../../src/store/versions.js';
+import { EVERYTHING, LocalVersions, SharedVersions } from '../../src/cache/versions.js';
 
 /**
- * The version stores (src/store/versions.ts): a bump changes exactly the tags bumped; a
+ * The version stores (src/cache/versions.ts): a bump changes exactly the tags bumped; a
  * version never comes back once changed (in memory: counters and a rising floor; shared:
  * random tokens, a lost key claimed afresh); commits of other processes bump everything;
  * while versions cannot be known, reads answer undefined.

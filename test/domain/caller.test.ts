@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ANONYMOUS, can, canSeeUnpublished, isSelf, isSignedIn, signedInId, type Audience, type Caller } from '../../src/domain/caller.js';
+import type { Audience } from '../../src/cache/sharing.js';
+import { ANONYMOUS, can, canSeeUnpublished, isSelf, isSignedIn, signedInId, type Caller } from '../../src/domain/caller.js';
 
 /**
  * Who may share a cached answer is said by the rules of src/domain/caller.ts where they

@@ -11,7 +11,7 @@ import type { Post, User } from '../../src/domain/types.js';
 import { MemoryPubSub } from '../../src/realtime/memory.js';
 import type { PubSub } from '../../src/realtime/pubsub.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { EVERYTHING, LocalVersions } from '../../src/store/versions.js';
+import { EVERYTHING, LocalVersions } from '../../src/cache/versions.js';
 
 export interface TestEnv {
   dir: string;

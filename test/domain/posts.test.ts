@@ -1,4 +1,4 @@
-import { NO_READS } from '../../src/domain/reads.js';
+import { NO_READS } from '../../src/cache/reads.js';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { ANONYMOUS } from '../../src/domain/caller.js';
 import type { Post } from '../../src/domain/types.js';

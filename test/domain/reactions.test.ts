@@ -1,4 +1,4 @@
-import { NO_READS } from '../../src/domain/reads.js';
+import { NO_READS } from '../../src/cache/reads.js';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import type { Reaction } from '../../src/domain/types.js';
 import { channels } from '../../src/realtime/pubsub.js';

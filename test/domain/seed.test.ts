@@ -1,4 +1,4 @@
-import { NO_READS } from '../../src/domain/reads.js';
+import { NO_READS } from '../../src/cache/reads.js';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import bcrypt from 'bcrypt';
 import { DEMO_ACCOUNTS, DEMO_PASSWORD, seedDemoData } from '../../src/domain/seed.js';

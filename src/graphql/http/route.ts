@@ -23,7 +23,7 @@ import { observe } from '../../observability/request.js';
  * GraphQL over HTTP at /graphql (docs/graphql-endpoint.md), on Fastify: the adapter of
  * the request core (src/graphql/operation/core.ts). It reads the caller and the request,
  * the core answers, and this writes the answer. graphql-http's conformance audit holds it
- * to the GraphQL-over-HTTP spec (test/http/audit.test.ts).
+ * to the GraphQL-over-HTTP spec (test/graphql/http/audit.test.ts).
  */
 
 export const MAX_BODY_BYTES = 1_048_576;

@@ -4,7 +4,7 @@ import type { Services } from '../../domain/services.js';
 import { clientKey, limitHeaders, limiterKey } from '../../rate-limit/limiter.js';
 import type { BucketAnswer, CostBucket } from '../../rate-limit/cost-bucket.js';
 import type { RequestLimit } from '../../rate-limit/request-limit.js';
-import type { ResponseCache } from '../cache/response-cache.js';
+import type { ResponseCache } from '../../cache/response-cache.js';
 import { actualCost } from './actual-cost.js';
 import { costHeaders, withCost, type CostReport } from './cost-report.js';
 import { CostOverLimit, InvalidVariables, RateLimited, RequestError, Unauthenticated, formatError, type FormatOptions } from './errors.js';

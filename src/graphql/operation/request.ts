@@ -1,7 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { Caller } from '../../domain/caller.js';
 import type { Services } from '../../domain/services.js';
-import type { CacheSlot, ResponseCache } from '../cache/response-cache.js';
+import type { CacheSlot, ResponseCache } from '../../cache/response-cache.js';
 import { traceExecute } from '../../observability/tracing.js';
 import { createContext } from '../context.js';
 import { BadRequest, MethodNotAllowed } from './errors.js';
@@ -89,7 +89,7 @@ function checkTransport(operation: PreparedOperation, transport: Transport): voi
 
 /**
  * Runs a prepared query or mutation with a fresh context (caller, loaders). A cacheable
- * one runs with the slot's recording caller and dependency recorder (src/graphql/cache/).
+ * one runs with the caller, the slot's scope as its audience, and the slot's dependency recorder (src/cache/).
  *
  * It starts in a slice of the event loop's check phase (./slices.ts), so that under load
  * one loop iteration never runs every pending execution back to back; a heavy one
@@ -103,7 +103,7 @@ export function execute(prepared: PreparedRequest, services: Services, signal?: 
 async function executeNow(prepared: PreparedRequest, services: Services): Promise<ExecutionResult> {
   await nextSlice();
   const slot = prepared.cacheSlot;
-  const context = slot ? createContext(services, slot.scope.caller, slot.recorder) : createContext(services, prepared.caller);
+  const context = slot ? createContext(services, { ...prepared.caller, audience: slot.scope }, slot.recorder) : createContext(services, prepared.caller);
   const { operation, variables } = prepared;
   // observability: the `graphql.execute` span (a plain call while tracing is off).
   return traceExecute(operation, () => operation.compiled.query(undefined, context, variables) as ExecutionResult | Promise<ExecutionResult>);

@@ -1,5 +1,5 @@
 import { isVisible } from '../../domain/posts.js';
-import { NO_READS } from '../../domain/reads.js';
+import { NO_READS } from '../../cache/reads.js';
 import type { Post, Reaction, User } from '../../domain/types.js';
 import { checkId } from '../../domain/validate.js';
 import { filterAsync } from '../../realtime/iterators.js';

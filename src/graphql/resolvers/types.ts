@@ -6,7 +6,7 @@ import type { PostResolvers, ReactionResolvers, UserResolvers } from '../generat
 
 export const User: UserResolvers = {
   // docs/permissions.md: the user themself or an admin; null for everyone else (not an error).
-  // The role first: an admin's answer is then shared by all admins (src/graphql/cache/scope.ts).
+  // The role first: an admin's answer is then shared by all admins (src/cache/sharing.ts).
   email: (user, _args, ctx) => (can(ctx.caller, 'manage:users') || isSelf(ctx.caller, user.id) ? user.email : null),
   posts: (user, args, ctx) => ctx.loaders.postsByAuthor(page(args.limit, args.offset)).load(user.id),
   postsCount: (user, _args, ctx) => ctx.loaders.postsCount.load(user.id),

@@ -1,8 +1,6 @@
-import type { Audience, Caller } from '../../domain/caller.js';
-
 /**
- * Who may share a cached response is decided by what its execution read of the caller
- * (docs/decisions.md, "keys by what was read of the caller"): nothing — everyone;
+ * Who may share a cached response is decided by what its execution depended on of the
+ * caller (docs/caching.md, "Who shares an answer"): nothing — everyone;
  * whether signed in or the role — everyone with that role; the identity — that user.
  * Said by the rules themselves, not guessed from the document: every rule of
  * src/domain/caller.ts (`can`, `isSelf`, `signedInId`, …) tells the caller's audience
@@ -13,6 +11,15 @@ export const ROLE = 1;
 export const USER = 2;
 export type Level = typeof SHARED | typeof ROLE | typeof USER;
 
+/** What a key is made of: the caller's kind, role and identity (src/domain/caller.ts's callers are such). */
+export type SharingCaller = { readonly kind: 'anonymous' } | { readonly kind: 'user'; readonly role: string; readonly id: string };
+
+/** Told by the caller rules what an answer depends on: the role (or being anonymous), or the identity. */
+export interface Audience {
+  dependsOnRole(): void;
+  dependsOnIdentity(): void;
+}
+
 /**
  * One execution's audience: the rules of src/domain/caller.ts tell it what their answers
  * depended on, and the most specific part decides the key (`scopeKey`).
@@ -20,12 +27,8 @@ export type Level = typeof SHARED | typeof ROLE | typeof USER;
 export class CallerScope implements Audience {
   /** The most specific part of the caller the execution's rules depended on so far. */
   level: Level = SHARED;
-  /** The caller to execute with: the same caller, with this scope as its audience. */
-  readonly caller: Caller;
 
-  constructor(readonly real: Caller) {
-    this.caller = { ...real, audience: this };
-  }
+  constructor(readonly caller: SharingCaller) {}
 
   dependsOnRole(): void {
     if (this.level < ROLE) this.level = ROLE;
@@ -37,14 +40,14 @@ export class CallerScope implements Audience {
 }
 
 /** The part of a cache key that says who may share the entry. */
-export function scopeKey(caller: Caller, level: Level): string {
+export function scopeKey(caller: SharingCaller, level: Level): string {
   if (level === SHARED) return 's';
   if (caller.kind === 'anonymous') return 'a';
   return level === ROLE ? `r:${caller.role}` : `u:${caller.role}:${caller.id}`;
 }
 
 /** The levels a caller's lookup tries, broadest first: anonymous callers have no identity. */
-export function levelsOf(caller: Caller): readonly Level[] {
+export function levelsOf(caller: SharingCaller): readonly Level[] {
   return caller.kind === 'user' ? ALL_LEVELS : ANONYMOUS_LEVELS;
 }
 

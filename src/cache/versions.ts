@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { KeyValueStore } from './kv.js';
+import type { KeyValueStore } from '../store/kv.js';
 
 /**
- * One version per tag (src/domain/reads.ts) for the result caches (docs/decisions.md,
+ * One version per tag (src/cache/reads.ts) for the result caches (docs/decisions.md,
  * "exact, fine-grained caching"). Readers take versions BEFORE reading the data, writers
  * bump AFTER commit and await it, so a result is kept under versions no later than its
  * data, and a write is acknowledged only once every reader can see its bump.
@@ -58,7 +58,7 @@ export class LocalVersions implements VersionStore {
 
   /**
    * Looks for commits by other processes (once per event-loop turn, see
-   * src/db/sqlite-changes.ts) and bumps everything when there were; false when this
+   * src/cache/external-changes.ts) and bumps everything when there were; false when this
    * turn cannot tell, and then nothing may be served.
    */
   check(): boolean {

@@ -1,8 +1,8 @@
-import type { Reads } from '../../domain/reads.js';
-import { EVERYTHING, type Version } from '../../store/versions.js';
+import type { Reads } from './reads.js';
+import { EVERYTHING, type Version } from './versions.js';
 
 /**
- * The dependencies of one execution (src/domain/reads.ts): each tag once, with the
+ * The dependencies of one execution (src/cache/reads.ts): each tag once, with the
  * version it had before its data was read. In memory versions are read when a tag is
  * recorded. With Redis they come from the versions fetched with the lookup; a tag not
  * among them is fetched before its query runs (one more round trip, the first time an

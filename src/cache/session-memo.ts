@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { tags } from '../domain/reads.js';
-import { EVERYTHING, type LocalVersions } from '../store/versions.js';
+import { tags } from './reads.js';
+import { EVERYTHING, type LocalVersions } from './versions.js';
 
 /**
  * Live sessions lately looked up, so a signed-in request does not read its session row

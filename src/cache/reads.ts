@@ -1,7 +1,7 @@
-import { EVERYTHING } from '../store/versions.js';
+import { EVERYTHING } from './versions.js';
 
 /**
- * What cached results depend on (docs/decisions.md, "exact, fine-grained caching"):
+ * What cached results depend on (docs/caching.md, "The rule"):
  * every read of the data-access layer names the tags of the data it is about to query,
  * every write bumps the tags of what it changed, after commit. A cached result is valid
  * while the versions of all its tags are those it recorded BEFORE reading.
@@ -27,7 +27,7 @@ export const tags = {
   user: (id: string) => `u:${id}`,
   /** The list of users (Query.users, with or without a role filter). */
   users: 'U',
-  /** A session's state (revoked); its user's record is `user`. Read by the session memo (src/auth/session-memo.ts). */
+  /** A session's state (revoked); its user's record is `user`. Read by the session memo (src/cache/session-memo.ts). */
   session: (id: string) => `s:${id}`,
   book: (id: string) => `b:${id}`,
   books: 'B',

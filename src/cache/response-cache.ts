@@ -1,16 +1,22 @@
 import { LRUCache } from 'lru-cache';
-import type { Caller } from '../../domain/caller.js';
-import { EVERYTHING, type LocalVersions, type Version, type VersionStore } from '../../store/versions.js';
-import type { PreparedOperation } from '../operation/pipeline.js';
+import { EVERYTHING, type LocalVersions, type Version, type VersionStore } from './versions.js';
 import { Recorder } from './recorder.js';
-import { CallerScope, levelsOf, scopeKey } from './scope.js';
+import { CallerScope, levelsOf, scopeKey, type SharingCaller } from './sharing.js';
 
 /**
  * Whole-response cache for queries (docs/decisions.md): the bytes of an error-free
- * result, valid while every tag its execution read (src/domain/reads.ts) keeps the
+ * result, valid while every tag its execution read (src/cache/reads.ts) keeps the
  * version recorded before the read, and keyed by what the execution read of the caller
- * (./scope.ts). Memory versions are checked synchronously; with Redis one MGET per lookup.
+ * (./sharing.ts). Memory versions are checked synchronously; with Redis one MGET per lookup.
  */
+
+/**
+ * A prepared operation: the same object for the same text (src/graphql/operation/pipeline.ts),
+ * so it stands for its text in keys.
+ */
+export interface CacheableOperation {
+  readonly operationType: string;
+}
 
 /** Carried from lookup to store: where a miss's result goes and what it depended on. */
 export interface CacheSlot {
@@ -42,7 +48,7 @@ export class ResponseCache {
    * lookup. Keyed by the client's variables, so bounded in bytes too (an eighth of the budget).
    */
   private readonly lastTags: LRUCache<string, readonly string[]>;
-  private readonly operationIds = new WeakMap<PreparedOperation, string>();
+  private readonly operationIds = new WeakMap<CacheableOperation, string>();
   private nextOperationId = 0;
   /** Lookups answered from the cache, and lookups that had to execute (metrics, tests). */
   readonly stats = { hits: 0, misses: 0 };
@@ -67,14 +73,14 @@ export class ResponseCache {
   }
 
   /** The cached body on a hit; on a miss, the slot to execute with and fill; undefined when nothing may be cached now. */
-  lookup(operation: PreparedOperation, variables: Record<string, unknown> | null | undefined, caller: Caller): Lookup | Promise<Lookup> {
+  lookup(operation: CacheableOperation, variables: Record<string, unknown> | null | undefined, caller: SharingCaller): Lookup | Promise<Lookup> {
     if (operation.operationType !== 'query') return undefined;
     const base = `${this.operationId(operation)}\u0001${variables ? JSON.stringify(variables) : ''}`;
     const local = this.versions.local;
     return local ? this.lookupLocal(base, caller, local) : this.lookupShared(base, caller);
   }
 
-  private lookupLocal(base: string, caller: Caller, local: LocalVersions): Lookup {
+  private lookupLocal(base: string, caller: SharingCaller, local: LocalVersions): Lookup {
     if (!local.check()) return undefined;
     for (const level of levelsOf(caller)) {
       const key = `${scopeKey(caller, level)}\u0001${base}`;
@@ -90,7 +96,7 @@ export class ResponseCache {
    * tags this operation and variables read last time; a miss executes against that
    * snapshot and fetches anything else before reading it (./recorder.ts).
    */
-  private async lookupShared(base: string, caller: Caller): Promise<Lookup> {
+  private async lookupShared(base: string, caller: SharingCaller): Promise<Lookup> {
     const candidates: [string, Entry][] = [];
     const wanted = new Set<string>([EVERYTHING]);
     for (const level of levelsOf(caller)) {
@@ -129,7 +135,7 @@ export class ResponseCache {
     if (!local) this.lastTags.set(slot.base, recorder.tags);
     if (!recorder.complete) return;
     const entry: Entry = { body: flat(body), cost, tags: recorder.tags, versions: recorder.versions, checkedAt: -1 };
-    const key = `${scopeKey(scope.real, scope.level)}\u0001${slot.base}`;
+    const key = `${scopeKey(scope.caller, scope.level)}\u0001${slot.base}`;
     // A write that committed during execution already made it old: not worth the space.
     if (local && !isCurrent(entry, local)) return;
     this.entries.set(key, entry);
@@ -148,7 +154,7 @@ export class ResponseCache {
   }
 
   /** A short stand-in for the operation's text in keys: the prepared operation is the same object for the same text. */
-  private operationId(operation: PreparedOperation): string {
+  private operationId(operation: CacheableOperation): string {
     let id = this.operationIds.get(operation);
     if (id === undefined) {
       id = `o${++this.nextOperationId}`;

@@ -1,10 +1,11 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { ANONYMOUS } from '../../src/domain/caller.js';
-import { PostCache } from '../../src/domain/post-cache.js';
+import { EntityCache } from '../../src/cache/entity-cache.js';
+import { postKind } from '../../src/domain/post-cache.js';
 import { loadPostsWithLikes } from '../../src/domain/post-queries.js';
-import { NO_READS, tags } from '../../src/domain/reads.js';
+import { NO_READS, tags } from '../../src/cache/reads.js';
 import type { KeyValueStore } from '../../src/store/kv.js';
-import { SharedVersions } from '../../src/store/versions.js';
+import { SharedVersions } from '../../src/cache/versions.js';
 import { createEnv, makeCast, makePost, type TestEnv } from '../domain/helpers.js';
 
 let env: TestEnv;
@@ -95,7 +96,7 @@ describe('post cache', () => {
     // ...the write commits and bumps the post's tag...
     await env.services.posts.update(cast.as.editor, post.id, { title: 'After' });
     // ...then the slow reader stores what it read under the versions it saw.
-    const stalePostCache = new PostCache(env.kv, env.versions, async () => staleRows);
+    const stalePostCache = new EntityCache(env.kv, env.versions, postKind(async () => staleRows));
     await stalePostCache.readThrough(new Map([[post.id, versionsBefore!]]));
     // The entry is there, but under old versions, so no one accepts it.
     expect(await env.kv.get(`post:${post.id}`)).toContain('"title":"' + post.title + '"');
@@ -121,14 +122,14 @@ describe('post cache', () => {
     const post = await makePost(env, cast.editor);
     // SharedVersions over the in-memory store: the same code as over Redis.
     const versions = new SharedVersions(env.kv, () => {});
-    const cache = new PostCache(env.kv, versions, (ids) => loadPostsWithLikes(env.db, ids));
+    const cache = new EntityCache(env.kv, versions, postKind((ids) => loadPostsWithLikes(env.db, ids)));
     await cache.get(post.id); // claims versions and caches the row
     const versionsBefore = await cache.currentVersions(post.id);
     expect(versionsBefore).toHaveLength(3);
     const staleRows = await loadPostsWithLikes(env.db, [post.id]);
     await env.db.domain.updateTable('posts').set({ title: 'Newer' }).where('id', '=', post.id).execute();
     await versions.bump([tags.post(post.id)]);
-    await new PostCache(env.kv, versions, async () => staleRows).readThrough(new Map([[post.id, versionsBefore!]]));
+    await new EntityCache(env.kv, versions, postKind(async () => staleRows)).readThrough(new Map([[post.id, versionsBefore!]]));
     // The store drops the version key (LRU eviction, Redis maxmemory, TTL).
     await env.kv.delete(`v:${tags.post(post.id)}`);
     expect((await cache.get(post.id))?.post.title).toBe('Newer');
@@ -148,7 +149,7 @@ describe('post cache', () => {
     };
     const errors: unknown[] = [];
     const versions = new SharedVersions(broken, (err) => errors.push(err));
-    const cache = new PostCache(broken, versions, (ids) => loadPostsWithLikes(env.db, ids), (err) => errors.push(err));
+    const cache = new EntityCache(broken, versions, postKind((ids) => loadPostsWithLikes(env.db, ids)), (err: unknown) => errors.push(err));
     expect((await cache.get(post.id))?.post.id).toBe(post.id);
     expect(await cache.currentVersions(post.id)).toBeUndefined();
     await versions.bump([tags.post(post.id)]);

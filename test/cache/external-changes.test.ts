@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { externalChanges, type ExternalChanges } from '../../src/db/sqlite-changes.js';
+import { externalChanges, type ExternalChanges } from '../../src/cache/external-changes.js';
 
 /**
- * externalChanges (src/db/sqlite-changes.ts) on real SQLite files: in WAL mode it sees
+ * externalChanges (src/cache/external-changes.ts) on real SQLite files: in WAL mode it sees
  * another connection's commit through `PRAGMA data_version` of a read-only watcher
  * connection, asked at most once per event-loop turn (so a commit within the same turn shows only
  * in the next one, by design), is moved neither by its own connection's reads nor by its
