@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { account, fixtures, subscribersReady, waitFor, type Account } from '../../graphql/ws/helpers.js';
-import { README_WS, importedPackages, live, readmeBlocks, readmeSnippets, snippet } from '../clients/readme.js';
+import { README_HTTP, README_WS, importedPackages, live, readmeBlocks, readmeSnippets, snippet } from '../clients/readme.js';
 import { ROOT, scratchDir } from './helpers.js';
 
 /**
@@ -60,6 +60,8 @@ describe("the README's snippets", () => {
 const graphqlWsSnippet = snippet('subscribe-graphql-ws').code;
 const apolloSnippet = snippet('subscribe-apollo').code;
 const urqlSnippet = snippet('subscribe-urql').code;
+const sseSnippet = snippet('subscribe-sse').code;
+const sseUrqlSnippet = snippet('subscribe-sse-urql').code;
 
 let server: TestServer;
 let dir: string;
@@ -81,6 +83,7 @@ afterEach(async () => {
   }
   running = undefined;
   await subscribersReady(server.inkwell.realtime, 0);
+  await waitFor(() => server.inkwell.backends.pubsub.listenerCount() === 0, 15_000, 'every subscription released');
 });
 afterAll(async () => {
   await server?.close();
@@ -88,8 +91,8 @@ afterAll(async () => {
 });
 
 /** Saves the snippet with the live URLs and the reader's values, and starts it. */
-function runSnippet(name: string, code: string, values: { accessToken: string; id: string }) {
-  expect(code).toContain(README_WS);
+function runSnippet(name: string, code: string, values: { accessToken: string; id: string }, address = README_WS) {
+  expect(code).toContain(address);
   const prelude = `const accessToken = ${JSON.stringify(values.accessToken)};\nconst id = ${JSON.stringify(values.id)};\n`;
   const file = join(dir, `${name}.mjs`);
   writeFileSync(file, prelude + live(code, server.url));
@@ -102,9 +105,9 @@ function runSnippet(name: string, code: string, values: { accessToken: string; i
 }
 
 /** Waits for the snippet's subscription to be live on the server, or for it to fail. */
-async function subscribed(snippet: NonNullable<typeof running>): Promise<void> {
+async function subscribed(snippet: NonNullable<typeof running>, live = () => server.inkwell.realtime.stats().subscribers === 1): Promise<void> {
   await waitFor(
-    () => snippet.child.exitCode !== null || snippet.output.stderr !== '' || server.inkwell.realtime.stats().subscribers === 1,
+    () => snippet.child.exitCode !== null || snippet.output.stderr !== '' || live(),
     15_000,
     'the snippet to subscribe',
   );
@@ -162,6 +165,42 @@ describe("the README's subscription snippets", () => {
     expect(reacted.body.errors).toBeUndefined();
     await waitFor(() => snippet.output.stdout.includes('Snippet Author'), 10_000, 'the event on stdout');
     expect(snippet.output.stdout).toMatch(/postReactionAdded: \{\s*type: 'love',\s*user: \{ name: 'Snippet Author' \}\s*\}/);
+    expect(snippet.output.stderr).toBe('');
+  });
+
+  // GraphQL over SSE: the subscription is live once the server listens on its channel.
+  const overSse = () => server.inkwell.backends.pubsub.listenerCount() === 1;
+
+  it('graphql-sse: prints the reaction added to the post', async () => {
+    const post = await fixtures(server).post(author.user);
+    const snippet = runSnippet('graphql-sse', sseSnippet, { accessToken: reader.token, id: post.id }, README_HTTP);
+    await subscribed(snippet, overSse);
+
+    const reacted = await server.gql(
+      'mutation ($id: ID!) { addReaction(postId: $id, type: "wow") { id } }',
+      { id: post.id },
+      { headers: { authorization: `Bearer ${author.token}` } },
+    );
+    expect(reacted.body.errors).toBeUndefined();
+    await waitFor(() => snippet.output.stdout.includes('Snippet Author'), 10_000, 'the event on stdout');
+    expect(snippet.output.stdout).toMatch(/postReactionAdded: \{ type: 'wow', user: \{ name: 'Snippet Author' \} \}/);
+    expect(snippet.output.stderr).toBe('');
+  });
+
+  it('urql over graphql-sse: prints the post once it is published', async () => {
+    const post = await fixtures(server).post(author.user, { published: false });
+    const snippet = runSnippet('urql-sse', sseUrqlSnippet, { accessToken: reader.token, id: post.id }, README_HTTP);
+    await subscribed(snippet, overSse);
+
+    const published = await server.gql(
+      'mutation ($id: ID!) { publishPost(id: $id) { id } }',
+      { id: post.id },
+      { headers: { authorization: `Bearer ${author.token}` } },
+    );
+    expect(published.body.errors).toBeUndefined();
+    await waitFor(() => snippet.output.stdout.includes(post.title), 10_000, 'the event on stdout');
+    expect(snippet.output.stdout).toContain('postPublished');
+    expect(snippet.output.stdout).toContain(`id: '${post.id}'`);
     expect(snippet.output.stderr).toBe('');
   });
 });
