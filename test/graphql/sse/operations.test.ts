@@ -211,6 +211,13 @@ describe('callers: Bearer header or cookie, as over HTTP', () => {
     expect(result.results.map((r) => r.data)).toEqual([{ me: { name: 'SSE Reader' } }]);
   });
 
+  it('a stream answered to a credential is private to it (Cache-Control: private, no-store); an anonymous one no-cache', async () => {
+    const signedIn = await rawEventStream(server, { body: { query: '{ me { id } }' }, headers: { cookie: reader.cookie } });
+    expect(signedIn.headers.get('cache-control')).toBe('private, no-store');
+    const anonymous = await rawEventStream(server, { body: { query: '{ me { id } }' } });
+    expect(anonymous.headers.get('cache-control')).toBe('no-cache');
+  });
+
   it('an invalid Bearer token answers 401 before the stream opens (RFC 6750), and the client sees it', async () => {
     const forged = `${editor.token.slice(0, -4)}AAAA`;
     const result = await once(sseClient(server, { headers: { authorization: `Bearer ${forged}` } }), { query: 'subscription { userCreated { id } }' });
