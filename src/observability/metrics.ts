@@ -81,7 +81,7 @@ export class Metrics {
 
   /** An operation refused for its cost (src/graphql/operation/core.ts); `transport` as the core names it. */
   costRefused(transport: string, reason: 'bucket' | 'limit'): void {
-    this.costRefusals.inc({ transport: transport.startsWith('http') ? 'http' : transport, reason });
+    this.costRefusals.inc({ transport: transport.startsWith('http') ? 'http' : transport.startsWith('sse') ? 'sse' : transport, reason });
   }
 
   /** One error as a client receives it; `code` is its `extensions.code`. */

@@ -70,6 +70,7 @@ describe('the cost bucket (docs/limits.md, "Cost")', () => {
     expect(Number(refusal.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refusal.body.errors).toEqual([expect.objectContaining({ extensions: { code: 'RATE_LIMITED' } })]);
     expect(refusal.body.extensions.cost).toMatchObject({ requestedQueryCost: 401, actualQueryCost: null });
+    expect(await (await fetch(`${server.url}/metrics`)).text()).toMatch(/^inkwell_cost_refusals_total\{transport="sse",reason="bucket"\} 1$/m);
 
     await server.inkwell.services.users.insertAccount({ name: 'Costly', email: 'costly@example.test', role: 'user' });
     await waitFor(() => first.results.length === 1, 15_000, 'the event');
