@@ -86,6 +86,8 @@ export default defineConfig({
     projects: withPostgres ? [sqlite, postgres] : [sqlite],
     // Each test file runs in its own process with its own database and servers.
     pool: 'forks',
+    // Files of one worker share its module cache: the app's modules are imported once per worker, not once per file (docs/decisions.md, "Tests").
+    isolate: false,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: more parallel files only make them slower and flakier.
