@@ -1,4 +1,5 @@
 import SQLite from 'better-sqlite3';
+import { TurnWork } from '../turn.js';
 
 /**
  * Commits to a SQLite file by other connections (another process, such as the
@@ -38,15 +39,12 @@ export function externalChanges(sqlite: SQLite.Database, file: string, inTransac
   let lastVersion = dataVersion.get() as number;
   let changes = 0;
   let answer: number | undefined = 0;
-  let readThisTurn = false;
-  const turnOver = () => {
-    readThisTurn = false;
-  };
+  // Pending from the first poll of a turn to its check phase: the turn's answer stands.
+  const turn = new TurnWork(() => {});
   return {
     poll() {
-      if (readThisTurn) return answer;
-      readThisTurn = true;
-      setImmediate(turnOver);
+      if (turn.pending) return answer;
+      turn.ask();
       const current = watched.get() as number;
       if (current === seen) return (answer = changes);
       if (inTransaction()) return (answer = undefined);

@@ -1,3 +1,5 @@
+import { TurnWork } from '../turn.js';
+
 /**
  * Lookups by key from concurrent requests, merged into one statement (docs/decisions.md,
  * 2026-11-25). Each request's DataLoader already batches its own lookups; under load,
@@ -12,6 +14,7 @@
 export class SharedBatch<Row, Group extends string | number = ''> {
   /** Per group (a window's size, say: one statement takes one), the keys asked and who waits. */
   private pending = new Map<Group, { keys: Set<string>; waiting: Waiter<Row>[] }>();
+  private readonly turn = new TurnWork(() => this.flushAll());
 
   constructor(
     private readonly fetch: (keys: readonly string[], group: Group) => Promise<readonly Row[]>,
@@ -27,7 +30,7 @@ export class SharedBatch<Row, Group extends string | number = ''> {
       batch = undefined;
     }
     if (!batch) {
-      if (this.pending.size === 0) setImmediate(() => this.flushAll());
+      this.turn.ask();
       batch = { keys: new Set(), waiting: [] };
       this.pending.set(group, batch);
     }
@@ -62,12 +65,13 @@ interface Waiter<Row> {
  */
 export class SharedRead<A extends readonly (string | number)[], R> {
   private waiting = new Map<string, { args: A; resolve(value: R): void; reject(error: unknown): void }[]>();
+  private readonly turn = new TurnWork(() => this.flush());
 
   constructor(private readonly fetch: (...args: A) => Promise<R>) {}
 
   read(...args: A): Promise<R> {
     return new Promise((resolve, reject) => {
-      if (this.waiting.size === 0) setImmediate(() => this.flush());
+      this.turn.ask();
       const key = args.join('\u0000');
       const same = this.waiting.get(key);
       if (same) same.push({ args, resolve, reject });

@@ -1,4 +1,5 @@
 import type { ChainableCommander, Redis } from 'ioredis';
+import { TurnWork } from '../turn.js';
 
 /**
  * The key-value commands of one event-loop turn, sent to Redis in one pipeline at the
@@ -13,7 +14,7 @@ export class TurnPipeline {
   private reads = new Map<string, number>();
   private readers: Reader[] = [];
   private increments = new Map<string, Increment>();
-  private scheduled = false;
+  private readonly turn = new TurnWork(() => this.flush());
 
   private constructor(private readonly client: Redis) {
     defineIncrementScript(client);
@@ -73,9 +74,7 @@ export class TurnPipeline {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
+    this.turn.ask();
   }
 
   private flush(): void {
@@ -84,7 +83,6 @@ export class TurnPipeline {
     this.reads = new Map();
     this.readers = [];
     this.increments = new Map();
-    this.scheduled = false;
 
     const pipeline = this.client.pipeline() as ScriptedPipeline;
     for (const { add } of commands) add(pipeline);

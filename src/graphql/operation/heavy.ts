@@ -1,3 +1,4 @@
+import { nextCheckPhase } from '../../turn.js';
 import { Gate, GateRefusal } from '../../gate.js';
 import { Overloaded } from './errors.js';
 
@@ -53,7 +54,7 @@ export class HeavyLine {
     this.gate = new Gate(options.concurrency, {
       maxWaiting: options.queue,
       maxWaitMs: options.waitMs,
-      handOver: (next) => setImmediate(next),
+      handOver: nextCheckPhase,
     });
   }
 

@@ -1,3 +1,5 @@
+import { TurnWork, nextCheckPhase } from '../../turn.js';
+
 /**
  * Executions start in the event loop's check phase, SLICE_MS of them per loop iteration;
  * the rest wait for the next iteration, first in line (docs/decisions.md, "a lean miss
@@ -10,13 +12,16 @@ const SLICE_MS = 10;
 const waiting: (() => void)[] = [];
 /** When this check phase's first execution started; undefined until one does. */
 let sliceStart: number | undefined;
-let markerQueued = false;
+/** Asked in a check phase, it runs first in the next iteration's: a new slice. */
+const sliceEnd = new TurnWork(() => {
+  sliceStart = undefined;
+});
 
 /** Resolves when the caller may start its execution (first come, first served). */
 export function nextSlice(): Promise<void> {
   return new Promise((resolve) => {
     waiting.push(resolve);
-    setImmediate(step);
+    nextCheckPhase(step);
   });
 }
 
@@ -25,21 +30,12 @@ export function nextSlice(): Promise<void> {
  * execution started by one step is over before the next step looks at the clock.
  */
 function step(): void {
-  if (!markerQueued) {
-    // Queued now, it runs first in the next iteration's check phase: a new slice.
-    markerQueued = true;
-    setImmediate(newSlice);
-  }
+  sliceEnd.ask();
   const now = performance.now();
   sliceStart ??= now;
   if (now - sliceStart >= SLICE_MS) {
-    setImmediate(step);
+    nextCheckPhase(step);
     return;
   }
   waiting.shift()?.();
-}
-
-function newSlice(): void {
-  markerQueued = false;
-  sliceStart = undefined;
 }
