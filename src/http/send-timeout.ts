@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
@@ -37,7 +38,11 @@ export function cutSlowReaders(app: FastifyInstance, timeoutMs: number): SendTim
   const stalls = new Map<Socket, Stall>();
   let cut = 0;
 
-  server.on('connection', (socket: Socket) => {
+  // Only a connection that brought a request has a response to send (an upgraded one is
+  // the WebSocket server's, which bounds its own sends): taken from node:http's request.
+  server.on('request', (request: IncomingMessage) => {
+    const socket = request.socket;
+    if (open.has(socket)) return;
     open.add(socket);
     socket.once('close', () => {
       open.delete(socket);

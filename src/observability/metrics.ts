@@ -19,7 +19,7 @@ export interface OperationObservation {
   /** The route's pattern (`/graphql`, `/api/auth/login`, …), `none` when no route matched. */
   route: string;
   operationType: OperationKind;
-  /** The HTTP status; over WebSocket (and for SSE refusals inside a stream) the one HTTP would have answered (200, 400, 429, 500). */
+  /** The HTTP status; over WebSocket (and for SSE refusals inside a stream) the one HTTP would have answered (200, or the refusal's own status). */
   status: number;
   seconds: number;
 }

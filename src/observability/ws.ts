@@ -40,9 +40,9 @@ export class WsObserver {
     this.finish(payload, 200, operation.operationType as OperationKind, operationNameOf(operation), caller);
   }
 
-  /** Refused before execution (graphql-ws `onError` with the errors `onSubscribe` returned). */
-  refused(payload: object, errors: readonly { extensions?: Record<string, unknown> }[]): void {
-    this.finish(payload, statusOf(errors), 'none', undefined, undefined);
+  /** Refused before execution, with the status HTTP would have answered (the refusal's own). */
+  refused(payload: object, status: number): void {
+    this.finish(payload, status, 'none', undefined, undefined);
   }
 
   private finish(
@@ -64,12 +64,4 @@ export class WsObserver {
     if (operationName !== undefined) line['operation'] = operationName;
     this.log.info(line, 'operation completed');
   }
-}
-
-/** The status HTTP would have answered for the same refusal. */
-function statusOf(errors: readonly { extensions?: Record<string, unknown> }[]): number {
-  const codes = errors.map((e) => e.extensions?.['code']);
-  if (codes.includes('RATE_LIMITED')) return 429;
-  if (codes.some((code) => typeof code !== 'string' || code === 'INTERNAL_ERROR')) return 500;
-  return 400;
 }

@@ -149,8 +149,9 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       try {
         return await startOperation(ctx.extra, id, payload, () => id in ctx.subscriptions);
       } catch (error) {
-        if (error instanceof RequestError) return error.errors;
-        return [new GraphQLError('Internal server error', { originalError: error as Error })];
+        const refusal = error instanceof RequestError ? error : undefined;
+        options.observability?.refused(payload, refusal?.status ?? 500); // observability:
+        return refusal?.errors ?? [new GraphQLError('Internal server error', { originalError: error as Error })];
       }
     },
 
@@ -168,10 +169,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     // A subscription that could not start (a resolver error) answers one result: formatted here.
     onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
 
-    onError: (_ctx, _id, payload, errors) => {
-      options.observability?.refused(payload, errors); // observability:
-      return formatAll(errors);
-    },
+    onError: (_ctx, _id, _payload, errors) => formatAll(errors),
 
     onComplete: (ctx, _id, payload) => {
       ctx.extra.subscriptions.delete(payload);
@@ -189,11 +187,17 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     payload: SubscribePayload,
     stillWanted: () => boolean,
   ): Promise<ExecutionArgs | readonly GraphQLError[]> {
+    // A refusal is observed with the status HTTP would have answered.
+    const refuse = (status: number, errors: readonly GraphQLError[]) => {
+      options.observability?.refused(payload, status); // observability:
+      return errors;
+    };
     const identity = await options.identify(connection.credential);
     if (identity.rejected) {
       // The session was revoked (or the token expired) since connection_init.
       connection.socket.close(CloseCode.Forbidden, 'Forbidden');
-      return new Unauthenticated().errors;
+      const refusal = new Unauthenticated();
+      return refuse(refusal.status, refusal.errors);
     }
     const { caller } = identity;
     const answer = await core.serve({
@@ -209,7 +213,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       }),
       signal: () => closedSignal(connection),
     });
-    if (answer.kind === 'refused') return answer.cost ? answer.errors.map((e) => carryingCost(e, answer.cost!)) : answer.errors;
+    if (answer.kind === 'refused') return refuse(answer.status, answer.cost ? answer.errors.map((e) => carryingCost(e, answer.cost!)) : answer.errors);
     const { operation } = answer;
     const args = { schema: pipeline.schema, document: operation!.document, operationName: operation!.operationName, variableValues: payload.variables };
     options.observability?.executed(payload, operation!, caller); // observability: executed or subscribed
@@ -219,7 +223,10 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
       return { ...args, contextValue: { answered: true } satisfies Run };
     }
     // Checked and counted after the last await, so concurrent subscribes cannot both pass at 100.
-    if (connection.subscriptions.size >= WS_LIMITS.maxSubscriptions) return new TooManySubscriptions(WS_LIMITS.maxSubscriptions).errors;
+    if (connection.subscriptions.size >= WS_LIMITS.maxSubscriptions) {
+      const refusal = new TooManySubscriptions(WS_LIMITS.maxSubscriptions);
+      return refuse(refusal.status, refusal.errors);
+    }
     connection.subscriptions.add(payload);
     const subscription: SubscriptionRequest<Connection> = {
       prepared: answer.prepared.operation,
