@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const require = createRequire(import.meta.url);
 
@@ -75,6 +76,21 @@ if (!withPostgres) {
   console.warn('\n[inkwell] PostgreSQL or redis-server is not installed: running the SQLite project only.\n');
 }
 
+/**
+ * Within each project, whole-service tests (test/system/: processes, browsers, installs,
+ * the type check) first. Without timings from an earlier run (a fresh clone, CI) vitest
+ * starts large files first, and these small files, the longest of the run, would end it
+ * alone. Projects stay one after the other: a worker keeps one project's modules.
+ */
+class WholeServiceFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification) => (file.moduleId.includes('/test/system/') ? 0 : 1);
+    const index = new Map(sorted.map((file, i) => [file, i]));
+    return sorted.sort((a, b) => (a.project.name === b.project.name ? rank(a) - rank(b) : 0) || index.get(a)! - index.get(b)!);
+  }
+}
+
 export default defineConfig({
   resolve: {
     // graphql 16 ships CJS and ESM builds without an exports map. Node (and every CJS
@@ -90,7 +106,9 @@ export default defineConfig({
     isolate: false,
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Two cores: more parallel files only make them slower and flakier.
-    maxWorkers: 2,
+    sequence: { sequencer: WholeServiceFirst },
+    // Two cores. A third worker fills the time files spend waiting on the processes they
+    // start; a fourth only adds CPU (docs/decisions.md, "Tests").
+    maxWorkers: 3,
   },
 });

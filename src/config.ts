@@ -51,7 +51,10 @@ const baseSchema = z.object({
   /** Memory for persisted query documents per instance (docs/limits.md). */
   PERSISTED_QUERIES_MB: intFrom(1, 4096).default(16),
   /** Event-loop lag above which new requests are shed with 503 (docs/limits.md). */
-  OVERLOAD_EVENT_LOOP_DELAY_MS: intFrom(10, 600_000).default(1_000),
+  // 0: never shed for lag (a loop blocked for a whole sample reads as infinite lag).
+  OVERLOAD_EVENT_LOOP_DELAY_MS: intFrom(0, 600_000)
+    .refine((ms) => ms === 0 || ms >= 10, 'must be 0 (off) or at least 10')
+    .default(1_000),
   /** WebSocket (and SSE) connections per client address (0 = no cap) and per instance. */
   WS_MAX_CONNECTIONS_PER_CLIENT: intFrom(0, 10_000_000).default(100),
   WS_MAX_CONNECTIONS: intFrom(1, 10_000_000).default(10_000),

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { builtEntry } from './helpers/service-build.js';
 
 /**
  * docs/limits.md, "Configuration errors": an invalid configuration names every variable
@@ -39,8 +40,8 @@ describe('configuration errors', () => {
     expect(named).toEqual(expect.arrayContaining(['QUERY_HEAVY_QUEUE', 'AUTH_SECRET']));
   });
 
-  it('stops the process once (exit 2) with all of them in one message, no stack', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  it('stops the process once (exit 2) with all of them in one message, no stack', async () => {
+    const result = spawnSync(process.execPath, [await builtEntry('main')], {
       env: { PATH: process.env.PATH, ...bad, DATABASE_URL: 'file:/nonexistent/never-opened.db' },
       encoding: 'utf8',
       timeout: 60_000,

@@ -7,6 +7,7 @@ import { scrubUrl } from '../../src/auth/log.js';
 import { startTestIdp, type TestIdp } from '../helpers/oidc-provider.js';
 import { testBackend, TEST_SECRET } from '../helpers/server.js';
 import { PASSWORD, cookieOf, cookies, csrf, form, freePort, jsonOf, json, parseSetCookie, register, uniqueEmail } from './helpers.js';
+import { builtEntry } from '../helpers/service-build.js';
 
 // Logs must never contain passwords or tokens. The real service (src/main.ts) runs as a
 // child process logging at `trace`; the tests drive every credential-carrying path
@@ -24,7 +25,7 @@ describe.runIf(testBackend === 'sqlite')('nothing secret reaches the log', () =>
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     idp = await startTestIdp({ redirectUris: [`${url}/api/auth/callback/testidp`] });
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    child = spawn(process.execPath, [await builtEntry('main')], {
       env: {
         ...withoutRedis(process.env),
         NODE_ENV: 'development',

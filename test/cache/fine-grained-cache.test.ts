@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signIn, type SignedIn } from '../helpers/auth.js';
 import { startServer, testBackend, type TestServer, withoutCost } from '../helpers/server.js';
+import { builtEntry } from '../helpers/service-build.js';
 
 /**
  * Exact, fine-grained response caching over the wire (docs/decisions.md): a write
@@ -197,13 +198,14 @@ describe('writes the service does not announce', () => {
 });
 
 describe('the operator command in another process (npm run user:role)', () => {
-  /** Runs src/cli/user-role.ts (what `npm run user:role` runs, from source) against the server's database (and Redis, with its key prefix). */
-  function userRole(email: string, role: string): Promise<number | null> {
+  /** Runs the operator command (src/cli/user-role.ts, compiled) against the server's database (and Redis, with its key prefix). */
+  async function userRole(email: string, role: string): Promise<number | null> {
+    const command = await builtEntry('cli/user-role');
     const { config } = server.inkwell;
     const database = config.database.kind === 'sqlite' ? `file:${config.database.file}` : config.database.url;
     const redis: Record<string, string> = config.redisUrl ? { REDIS_URL: config.redisUrl, REDIS_KEY_PREFIX: config.redisKeyPrefix } : {};
     return new Promise((resolve, reject) => {
-      const child = spawn('npx', ['tsx', 'src/cli/user-role.ts', email, role], {
+      const child = spawn(process.execPath, [command, email, role], {
         env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: database, ...redis },
         stdio: 'ignore',
       });

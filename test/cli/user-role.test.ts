@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { ROOT, run, type Run } from '../system/ops/helpers.js';
 import { createEnv, type TestEnv } from '../domain/helpers.js';
+import { builtEntry } from '../helpers/service-build.js';
 
 let env: TestEnv;
 
@@ -13,12 +14,13 @@ afterAll(async () => {
 });
 
 /**
- * The command's logic, run from source on each backend. That `npm run user:role` runs the
- * compiled file on a production install is test/system/ops/production-install.test.ts.
+ * The command's logic on each backend, compiled from src/ (test/helpers/service-build.ts).
+ * That `npm run user:role` runs it on a production install is
+ * test/system/ops/production-install.test.ts.
  */
-function userRole(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+async function userRole(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
   const commandEnv = { ...process.env, NODE_ENV: 'test', DATABASE_URL: env.databaseUrl, ...extraEnv };
-  return run('npx', ['tsx', 'src/cli/user-role.ts', ...args], { cwd: ROOT, env: commandEnv });
+  return run(process.execPath, [await builtEntry('cli/user-role'), ...args], { cwd: ROOT, env: commandEnv });
 }
 
 describe('npm run user:role', () => {

@@ -28,10 +28,16 @@ export interface TestEnv {
 
 /**
  * With INKWELL_TEST_POSTGRES_URL (a server URL whose user may create databases) the
- * same tests run on a fresh PostgreSQL database each; otherwise on SQLite.
+ * same tests run on a PostgreSQL database of their own; otherwise on SQLite.
  */
 const postgresUrl = process.env.INKWELL_TEST_POSTGRES_URL;
 export const onPostgres = Boolean(postgresUrl);
+
+/**
+ * PostgreSQL databases a closed env left empty, for the next env of this worker:
+ * emptying one takes ~20 ms, creating and dropping one ~250 ms, per test.
+ */
+const emptied: string[] = [];
 
 /** A fresh, migrated database (a temporary SQLite file by default) with in-memory cache and pub/sub. */
 export async function createEnv(): Promise<TestEnv> {
@@ -41,13 +47,19 @@ export async function createEnv(): Promise<TestEnv> {
   let databaseUrl = `file:${file}`;
   let db: Db;
   if (postgresUrl) {
-    const name = `inkwell_test_${randomBytes(6).toString('hex')}`;
-    await adminQuery(`create database ${name}`);
+    let name = emptied.pop();
+    if (name === undefined) {
+      name = `inkwell_test_${randomBytes(6).toString('hex')}`;
+      await adminQuery(`create database ${name}`);
+    }
     const url = new URL(postgresUrl);
     url.pathname = `/${name}`;
     databaseUrl = url.toString();
     db = connectDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 5 });
-    dropDatabase = () => adminQuery(`drop database if exists ${name} with (force)`);
+    dropDatabase = async () => {
+      if (await emptyAll(databaseUrl)) emptied.push(name);
+      else await adminQuery(`drop database if exists ${name} with (force)`);
+    };
   } else {
     db = connectDatabase({ kind: 'sqlite', file });
   }
@@ -73,6 +85,23 @@ export async function createEnv(): Promise<TestEnv> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Deletes every row and restarts every sequence; false if the database could not be emptied. */
+async function emptyAll(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ name: string }>(
+      "select quote_ident(tablename) as name from pg_tables where schemaname = 'public' and tablename not like 'kysely_migration%'",
+    );
+    if (rows.length > 0) await client.query(`truncate table ${rows.map((r) => r.name).join(', ')} restart identity cascade`);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 async function adminQuery(text: string): Promise<void> {

@@ -6,6 +6,7 @@ import { PASSWORD, bearer, csrf, login, register, uniqueEmail } from '../auth/he
 import { corsHeaders, listOf, send, type Sent } from '../helpers/http-request.js';
 import { TEST_SECRET, startServer, wsUrl, type TestServer, withoutCost } from '../helpers/server.js';
 import { RawSocket } from '../graphql/ws/helpers.js';
+import { builtEntry } from '../helpers/service-build.js';
 
 /*
  * CORS over the wire (README "Browser apps"): which origins may call /graphql and
@@ -335,8 +336,8 @@ describe('CORS_ORIGINS is validated at start-up', () => {
     expect(problemsOf(`*, ${APP}, ${APP}/x`)).toHaveLength(2);
   });
 
-  it('stops the process with a message naming the variable', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  it('stops the process with a message naming the variable', async () => {
+    const result = spawnSync(process.execPath, [await builtEntry('main')], {
       env: { PATH: process.env.PATH, NODE_ENV: 'development', CORS_ORIGINS: `${APP}/`, DATABASE_URL: 'file:/nonexistent/never-opened.db' },
       encoding: 'utf8',
       timeout: 60_000,

@@ -78,4 +78,23 @@ describe('overload shedding', () => {
     await until(() => ask('/graphql', query('{ __typename }')), (r) => r.status === 200, 'recovery');
     await until(() => ask('/readyz'), (r) => r.status === 200, '/readyz ready again');
   });
+
+  it('OVERLOAD_EVENT_LOOP_DELAY_MS=0 never sheds for lag, even a loop blocked for whole seconds', async () => {
+    const unshed = await startServer({ OVERLOAD_EVENT_LOOP_DELAY_MS: '0' });
+    try {
+      const blockedUntil = Date.now() + 2_500;
+      while (Date.now() < blockedUntil) {
+        // no sample of the loop's delay is taken while this runs
+      }
+      const answers = [];
+      for (let i = 0; i < 10; i++) {
+        answers.push((await fetch(`${unshed.url}/graphql`, query('{ __typename }'))).status);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(answers).toEqual(Array(10).fill(200));
+      expect((await fetch(`${unshed.url}/readyz`)).status).toBe(200);
+    } finally {
+      await unshed.close();
+    }
+  });
 });

@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { query } from '../helpers/postgres.js';
 import { freeLoopbackPort, testBackend, TEST_SECRET } from '../helpers/server.js';
+import { builtEntry } from '../helpers/service-build.js';
 
 /**
- * The real service as `npm start` runs it (src/main.ts, its own process), for what only
+ * The real service as `npm start` runs it (src/main.ts compiled, its own process), for what only
  * a process shows: what it writes to stdout, and tracing, which starts before the app's
  * modules load. On the project's backend: a fresh SQLite file, or a fresh PostgreSQL
  * database with the shared Redis under a key prefix of its own.
@@ -31,9 +32,10 @@ export async function startService(env: Record<string, string>, options: Service
   const dir = mkdtempSync(join(tmpdir(), 'inkwell-obs-'));
   const backend = await backendEnv(dir);
   const { REDIS_URL: _redis, DATABASE_URL: _db, ...inherited } = process.env;
+  const main = await builtEntry('main');
   const command: [string, string[]] = options.terminal
-    ? ['script', ['--quiet', '--flush', '--return', '--command', `'${process.execPath}' --import tsx src/main.ts`, '/dev/null']]
-    : [process.execPath, ['--import', 'tsx', 'src/main.ts']];
+    ? ['script', ['--quiet', '--flush', '--return', '--command', `'${process.execPath}' '${main}'`, '/dev/null']]
+    : [process.execPath, [main]];
   const child: ChildProcess = spawn(command[0], command[1], {
     env: {
       ...inherited,

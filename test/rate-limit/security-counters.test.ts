@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromAddress, loopbackAddress, type AddressClient } from '../helpers/from-address.js';
-import type { TestServer } from '../helpers/server.js';
+import { testBackend, type TestServer } from '../helpers/server.js';
 import { json, register, startServerAt, uniqueEmail } from '../auth/helpers.js';
 
 /**
@@ -71,7 +71,10 @@ async function flood(): Promise<void> {
   );
 }
 
-describe('a flood of distinct keys from many clients', () => {
+// What could evict a counter is an in-process store shared with the caches: the SQLite
+// project's. With Redis the counters are Redis keys, and the test Redis evicts nothing
+// (no maxmemory), so the flood could not fail there.
+describe.runIf(testBackend === 'sqlite')('a flood of distinct keys from many clients', () => {
   it('leaves the sign-in throttle and the request count where they were', async () => {
     await seedPosts((await register(server.url, uniqueEmail('author'))).id);
     // The sign-in throttle: 10 wrong passwords, then 429.

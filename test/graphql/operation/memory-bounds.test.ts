@@ -108,7 +108,8 @@ describe.runIf(testBackend === 'sqlite')('persisted queries: the 1 MB flood at t
   });
 });
 
-describe('the parsed-document cache, PERSISTED_QUERIES=off', () => {
+// The parsed-document cache lives in the process whatever the backend: SQLite only.
+describe.runIf(testBackend === 'sqlite')('the parsed-document cache, PERSISTED_QUERIES=off', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer({ PERSISTED_QUERIES: 'off' });

@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TEST_SECRET, freeLoopbackPort } from '../../helpers/server.js';
+import { builtEntry } from '../../helpers/service-build.js';
 
 /**
  * The first run as a newcomer sees it (README "Quick start"): the service's entry point,
@@ -14,9 +13,6 @@ import { TEST_SECRET, freeLoopbackPort } from '../../helpers/server.js';
  * as it writes it (JSON lines: stdout is not a terminal). The log must name a demo
  * account, and that account must sign in.
  */
-const require = createRequire(import.meta.url);
-const MAIN = require.resolve('../../../src/main.ts');
-const TSX = pathToFileURL(require.resolve('tsx')).href;
 
 interface Started {
   url: string;
@@ -44,7 +40,7 @@ function emptyFolder(): string {
 /** Starts the service in `cwd` with only `env` set (and PATH), and waits until it listens. */
 async function start(cwd: string, env: Record<string, string> = {}): Promise<Started> {
   const port = await freeLoopbackPort();
-  const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+  const child = spawn(process.execPath, [await builtEntry('main')], {
     cwd,
     env: { PATH: process.env.PATH, PORT: String(port), ...env },
   });
@@ -93,7 +89,7 @@ async function signIn(url: string, email: string, password: string): Promise<{ s
   return { status: response.status, role: body.user?.role };
 }
 
-// Each start compiles src/ with tsx: seconds on a busy machine, so the time allowed is long.
+// Each start hashes the demo passwords at the default cost: seconds on a busy machine, so the time allowed is long.
 describe('the first start', { timeout: 180_000 }, () => {
   it('says the demo data were seeded and names an account that signs in, and where the others are', async () => {
     const service = await start(emptyFolder());

@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { TEST_SECRET } from '../../helpers/server.js';
 import { freePort, query } from '../../helpers/postgres.js';
+import { builtEntry } from '../../helpers/service-build.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 
 /**
- * Real service processes for the multi-instance tests: `node --import tsx src/main.ts`
- * (no build step), each with its own port, all on the PostgreSQL database and Redis
+ * Real service processes for the multi-instance tests: src/main.ts compiled
+ * (test/helpers/service-build.ts), each with its own port, all on the PostgreSQL database and Redis
  * given. Their JSON log lines are kept for assertions.
  */
 export interface Instance {
@@ -59,7 +60,7 @@ export const randomIp = () => `10.${[0, 0, 0].map(() => Math.floor(Math.random()
 
 export async function startInstance(name: string, env: Record<string, string>): Promise<Instance> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [await builtEntry('main')], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
