@@ -95,6 +95,8 @@ async function emptyAll(url: string): Promise<boolean> {
     const { rows } = await client.query<{ name: string }>(
       "select quote_ident(tablename) as name from pg_tables where schemaname = 'public' and tablename not like 'kysely_migration%'",
     );
+    // A connection the test left open with a lock would make this wait: drop the database instead.
+    await client.query("set lock_timeout = '2s'");
     if (rows.length > 0) await client.query(`truncate table ${rows.map((r) => r.name).join(', ')} restart identity cascade`);
     return true;
   } catch {
