@@ -95,8 +95,8 @@ export class UnsupportedMediaType extends RequestError {
 /** 429 `RATE_LIMITED`, with the limit's headers (`retry-after` among them). */
 export class RateLimited extends RequestError {
   static readonly message = 'Too many requests';
-  constructor(headers: Readonly<Record<string, string | number>> = {}) {
-    super(one(RateLimited.message, 'RATE_LIMITED'), 429, headers);
+  constructor(headers: Readonly<Record<string, string | number>> = {}, message = RateLimited.message) {
+    super(one(message, 'RATE_LIMITED'), 429, headers);
   }
 }
 
@@ -121,10 +121,8 @@ export class Overloaded extends RequestError {
  * Over a cap on long-lived connections (src/http/connection-caps.ts), with `Retry-After`:
  * 429 `RATE_LIMITED` when the client holds its share, 503 `OVERLOADED` when the instance is full.
  */
-export class TooManyConnections extends RequestError {
-  constructor(status: 429 | 503, message: string, retryAfterSeconds: number) {
-    super(one(message, status === 429 ? 'RATE_LIMITED' : 'OVERLOADED'), status, { 'retry-after': String(retryAfterSeconds) });
-  }
+export function tooManyConnections(status: 429 | 503, message: string, retryAfterSeconds: number): RateLimited | Overloaded {
+  return status === 429 ? new RateLimited({ 'retry-after': String(retryAfterSeconds) }, message) : new Overloaded(message, retryAfterSeconds);
 }
 
 /** `PERSISTED_QUERY_NOT_FOUND` with 200: an unknown hash, which the client resends with its text. */

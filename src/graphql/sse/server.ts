@@ -9,7 +9,7 @@ import { readParams } from '../http/params.js';
 import { clientGone, sendRefusal } from '../http/route.js';
 import type { CostReport, RequestCore } from '../operation/core.js';
 import { costJson } from '../operation/cost-report.js';
-import { Overloaded, RequestError, TooManyConnections, formatError, type FormatOptions } from '../operation/errors.js';
+import { Overloaded, RequestError, formatError, tooManyConnections, type FormatOptions } from '../operation/errors.js';
 import { FanoutHub } from '../ws/fanout.js';
 import { EVENT_STREAM_TYPE, SSE_LIMITS, nextEvent, refusedInStream } from './protocol.js';
 import { EventStream } from './stream.js';
@@ -125,7 +125,7 @@ export function graphqlSse(app: FastifyInstance, options: GraphqlSseOptions): Gr
     const format = formatOptions(request);
     if (closing) return refuse(request, reply, new Overloaded('Server shutting down; retry later', 1), format);
     const place = caps.acquire(request.ip);
-    if (!place.admitted) return refuse(request, reply, new TooManyConnections(place.status, place.error, place.retryAfterSeconds), format);
+    if (!place.admitted) return refuse(request, reply, tooManyConnections(place.status, place.error, place.retryAfterSeconds), format);
     // The response's close ends every path: completed, cut, or the client gone.
     reply.raw.once('close', place.release);
 
