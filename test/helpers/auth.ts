@@ -1,4 +1,6 @@
+import type { Role } from '../../src/domain/caller.js';
 import { DEMO_PASSWORD } from '../../src/domain/seed.js';
+import type { User } from '../../src/domain/types.js';
 import type { TestServer } from './server.js';
 
 /** A signed-in caller: the access token and the headers that carry it. */
@@ -30,4 +32,37 @@ export async function signIn(server: TestServer, email: string, password: string
     .map((c) => c.split(';', 1)[0]!)
     .find((c) => c.startsWith('auth-token='));
   return { user: body.user, accessToken: body.accessToken, headers: { authorization: `Bearer ${body.accessToken}` }, cookie };
+}
+
+export interface Account {
+  user: User;
+  /** The access token from `POST /api/auth/login`. */
+  token: string;
+  /** `auth-token=…`, as a Cookie header value. */
+  cookie: string;
+  /** What signs it in again. */
+  password: string;
+}
+
+let accounts = 0;
+
+/**
+ * A real account: registered through `POST /api/auth/register`, given its role by the
+ * operator path (services), signed in through `POST /api/auth/login`. Registering
+ * emits `userCreated`, so make accounts before subscribing to it.
+ */
+export async function account(server: TestServer, role: Role = 'user', name = `${role} ${++accounts}`): Promise<Account> {
+  const email = `account-${role}-${++accounts}@example.test`;
+  const password = 'account-password';
+  const response = await fetch(`${server.url}/api/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name, email, password }),
+  });
+  if (response.status !== 201) throw new Error(`register ${email}: ${response.status} ${await response.text()}`);
+  if (role !== 'user') await server.inkwell.services.users.setRole(email, role);
+  const signed = await signIn(server, email, password);
+  const [user] = await server.inkwell.services.users.byIds([signed.user.id]);
+  if (!user || !signed.cookie) throw new Error(`sign-in of ${email} gave no user or cookie`);
+  return { user, token: signed.accessToken, cookie: signed.cookie, password };
 }

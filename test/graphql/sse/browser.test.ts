@@ -50,15 +50,15 @@ describe.runIf(run)('graphql-sse in Chromium', () => {
     const url = `${server.url}/graphql`;
 
     // Signed in as the page would: the login sets the auth-token cookie (same site: loopback).
-    const login = await page.evaluate(async ({ origin, email }) => {
+    const login = await page.evaluate(async ({ origin, email, password }) => {
       const response = await fetch(`${origin}/api/auth/login`, {
         method: 'POST',
         credentials: 'include',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email, password: 'sse-password-1' }),
+        body: JSON.stringify({ email, password }),
       });
       return response.status;
-    }, { origin: server.url, email: reader.user.email });
+    }, { origin: server.url, email: reader.user.email, password: reader.password });
     expect(login).toBe(200);
 
     const me = await page.evaluate(async (url) => {

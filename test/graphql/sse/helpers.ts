@@ -1,7 +1,5 @@
 import { createClient, type Client, type ClientOptions, type ExecutionResult, type RequestParams } from 'graphql-sse';
-import type { Role } from '../../../src/domain/caller.js';
 import type { Post, User } from '../../../src/domain/types.js';
-import { signIn } from '../../helpers/auth.js';
 import type { TestServer } from '../../helpers/server.js';
 
 /** The GraphQL endpoint: GraphQL over SSE is served at the same path as HTTP and WebSocket. */
@@ -124,22 +122,7 @@ export function eventsOf(text: string): { event: string; data: any }[] {
 
 let counter = 0;
 
-/** A real account: registered, given its role by the operator path, signed in (token and cookie). */
-export async function account(server: TestServer, role: Role = 'user', name = `${role} ${++counter}`): Promise<{ user: User; token: string; cookie: string }> {
-  const email = `sse-${role}-${++counter}-${Date.now()}@example.test`;
-  const password = 'sse-password-1';
-  const response = await fetch(`${server.url}/api/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name, email, password }),
-  });
-  if (response.status !== 201) throw new Error(`register ${email}: ${response.status} ${await response.text()}`);
-  if (role !== 'user') await server.inkwell.services.users.setRole(email, role);
-  const signed = await signIn(server, email, password);
-  const [user] = await server.inkwell.services.users.byIds([signed.user.id]);
-  if (!user || !signed.cookie) throw new Error(`sign-in of ${email} gave no user or cookie`);
-  return { user, token: signed.accessToken, cookie: signed.cookie };
-}
+export { account, type Account } from '../../helpers/auth.js';
 
 /** A post by `author` (an editor or admin), through the services. */
 export function post(server: TestServer, author: User, fields: { published?: boolean; content?: string } = {}): Promise<Post> {

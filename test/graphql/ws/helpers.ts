@@ -4,7 +4,6 @@ import type { Caller, Role } from '../../../src/domain/caller.js';
 import type { Post, User } from '../../../src/domain/types.js';
 import type { GraphqlWsServer } from '../../../src/graphql/ws/server.js';
 import { callerOf } from '../../domain/helpers.js';
-import { signIn } from '../../helpers/auth.js';
 import type { TestServer } from '../../helpers/server.js';
 
 export const PROTOCOL = 'graphql-transport-ws';
@@ -41,34 +40,7 @@ export function fixtures(server: TestServer) {
   };
 }
 
-export interface Account {
-  user: User;
-  /** The access token from `POST /api/auth/login`. */
-  token: string;
-  /** `auth-token=…`, as a Cookie header value. */
-  cookie: string;
-}
-
-/**
- * A real account: registered through `POST /api/auth/register`, given its role by the
- * operator path (services), signed in through `POST /api/auth/login`. Registering
- * emits `userCreated`, so make accounts before subscribing to it.
- */
-export async function account(server: TestServer, role: Role = 'user', name = `${role} ${++counter}`): Promise<Account> {
-  const email = `${role}${++counter}@example.test`;
-  const password = 'realtime-password';
-  const response = await fetch(`${server.url}/api/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name, email, password }),
-  });
-  if (response.status !== 201) throw new Error(`register ${email}: ${response.status} ${await response.text()}`);
-  if (role !== 'user') await server.inkwell.services.users.setRole(email, role);
-  const signed = await signIn(server, email, password);
-  const [user] = await server.inkwell.services.users.byIds([signed.user.id]);
-  if (!user || !signed.cookie) throw new Error(`sign-in of ${email} gave no user or cookie`);
-  return { user, token: signed.accessToken, cookie: signed.cookie };
-}
+export { account, type Account } from '../../helpers/auth.js';
 
 /** A graphql-ws client over `ws`, failing fast instead of retrying. */
 export function wsClient(url: string, connectionParams?: Record<string, unknown>, headers?: Record<string, string>): Client {
