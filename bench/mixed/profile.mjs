@@ -3,19 +3,22 @@
  * on the bench data, loaded with the mix (bench/mixed/mix.mjs), then its response-cache
  * outcomes (from /metrics) and a CPU summary. Not part of `npm run bench`.
  *
- *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--postgres] [--top=40] [--keep] [--syscalls] [--env=NAME=VALUE ...]
+ *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--postgres] [--top=40] [--keep] [--syscalls] [--root=DIR] [--env=NAME=VALUE ...]
  *
  * With --postgres the service runs on PostgreSQL + Redis (Debian's servers, started
  * here). The summary goes to bench/results/profile-mixed-[<mix>-]<writes>[-postgres][-env].txt
  * (the mix named unless standard; `writes` and `writes-only` bring 10 editors).
  * With --syscalls, Linux `perf stat` also counts the service's socket system calls per
  * request (warm-up included): each write to PostgreSQL, Redis or a client is one.
- * With --postgres --statements, pg_stat_statements lists the statements run per request.
+ * With --postgres --statements, pg_stat_statements lists the statements run per request,
+ * and Redis's command statistics the commands (scripts' own calls included).
+ * With --root=DIR the profiled service is another built checkout (e.g. a baseline; the
+ * data and accounts are still prepared by this one), and the file name ends in -root.
  */
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import pg from 'pg';
 import { installCleanup } from '../lib/children.mjs';
 import { waitForQuiet } from '../lib/cpu.mjs';
@@ -47,11 +50,13 @@ async function main() {
   mkdirSync(resultsDir, { recursive: true });
 
   const postgres = args.includes('--postgres');
-  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${writes}${postgres ? '-postgres' : ''}${suffix}`;
+  const root = option('root', undefined);
+  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${writes}${postgres ? '-postgres' : ''}${suffix}${root ? '-root' : ''}`;
   const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
   const cleanups = [() => db.remove()];
   try {
     let target = { kind: 'sqlite', file: db.dbFile };
+    let redisUrl;
     let seeded = db;
     const statements = postgres && args.includes('--statements');
     if (statements) process.env.BENCH_POSTGRES_SETTINGS = `${process.env.BENCH_POSTGRES_SETTINGS ?? ''} shared_preload_libraries=pg_stat_statements`;
@@ -60,6 +65,7 @@ async function main() {
       cleanups.push(() => server.stop());
       const redis = await startRedis();
       cleanups.push(() => redis.stop());
+      redisUrl = redis.url;
       const url = await server.createDatabase('inkwell_profile');
       Object.assign(env, { DATABASE_URL: url, REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'bench-profile:' });
       await (await startService({ dbFile: 'unused', env })).stop(); // migrates the empty database
@@ -71,7 +77,7 @@ async function main() {
     const editors = await prepareEditors(target, { count: 10, from: 40 });
     const data = { userIds: seeded.userIds, postIds: [...draftIds, ...seeded.postIds], writablePostIds: seeded.postIds, draftIds };
     const profDir = join(db.dir, 'prof-mixed');
-    const service = await startService({ dbFile: db.dbFile, env, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
+    const service = await startService({ dbFile: db.dbFile, env, root, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
     let result;
     let outcomes;
     let syscalls;
@@ -89,7 +95,10 @@ async function main() {
       const weights = mix === 'weights' ? drawWeights(Number(process.env.BENCH_SEED ?? 1)) : undefined;
       result = await runTraffic({ url: service.graphqlUrl, data, tokens, writers, kind: mix, weights, writeShare: writes / 100, serverPid: service.child.pid });
       if (counting) syscalls = await counting.stop(result.total + (result.warmup?.total ?? 0));
-      if (statements) statementLines = await statementsPerRequest(target.url, result.total + (result.warmup?.total ?? 0));
+      if (statements) {
+        const requests = result.total + (result.warmup?.total ?? 0);
+        statementLines = [...(await statementsPerRequest(target.url, requests)), redisCommandsPerRequest(redisUrl, requests)];
+      }
       outcomes = await cacheOutcomes(service.url);
     } finally {
       await service.stop();
@@ -97,7 +106,7 @@ async function main() {
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error(`no .cpuprofile written in ${profDir}`);
     const text = [
-      `# ${name} — profiled service (numbers are lower than unprofiled)`,
+      `# ${name} — profiled service${root ? ` (${root})` : ''} (numbers are lower than unprofiled)`,
       `${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; service ${Math.round(result.serverCpuUsPerReq ?? NaN)} µs CPU/req; ` +
         `response cache (warm-up included): ${outcomes}`,
       `shapes: ${JSON.stringify(result.shapes)}`,
@@ -124,6 +133,14 @@ async function statementsPerRequest(url, requests) {
     `PostgreSQL statements per request: ${(total / requests).toFixed(2)} (top 25 shown)`,
     ...rows.map((row) => `  ${(Number(row.calls) / requests).toFixed(3)}  ${row.query.replace(/\s+/g, ' ').slice(0, 160)}`),
   ];
+}
+
+/** "Redis commands per request: evalsha 0.12, …" since Redis started (warm-up and set-up included). */
+function redisCommandsPerRequest(url, requests) {
+  const port = new URL(url).port;
+  const stats = execFileSync('redis-cli', ['-p', port, 'info', 'commandstats'], { encoding: 'utf8' });
+  const calls = [...stats.matchAll(/cmdstat_(\w+):calls=(\d+)/g)].map(([, name, n]) => [name, Number(n) / requests]).sort((a, b) => b[1] - a[1]);
+  return `Redis commands per request: ${calls.map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')}`;
 }
 
 async function withPg(url, fn) {

@@ -1,6 +1,6 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { TurnPipeline } from '../store/redis-turn.js';
+import { TurnPipeline, type Merge } from '../store/redis-turn.js';
 
 /**
  * Each caller's bucket of query cost (docs/limits.md, "Cost"): `limit` points, refilled
@@ -43,11 +43,10 @@ export interface BucketAnswer {
 const MAX_LOCAL_BUCKETS = 100_000;
 
 // KEYS[1]: the bucket, a hash {p: points, t: Redis time in ms}; absent = full.
-// ARGV: limit, restore per second, need, keep. Returns {allowed (1/0), points after}.
+// ARGV: limit, restore per second, then (need, keep) per call, applied in order.
+// Returns {allowed (1/0), points after} per call, flattened.
 const BUCKET_SCRIPT = `local limit = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
-local need = tonumber(ARGV[3])
-local keep = tonumber(ARGV[4])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local points = limit
@@ -55,27 +54,51 @@ local saved = redis.call('HMGET', KEYS[1], 'p', 't')
 if saved[1] then
   points = math.min(limit, tonumber(saved[1]) + math.max(0, now - tonumber(saved[2])) * rate / 1000)
 end
-if need > points then return {0, tostring(points)} end
-points = math.min(limit, points - keep)
+local replies = {}
+local taken = false
+for i = 3, #ARGV, 2 do
+  local need = tonumber(ARGV[i])
+  local keep = tonumber(ARGV[i + 1])
+  if need > points then
+    table.insert(replies, 0)
+  else
+    points = math.min(limit, points - keep)
+    taken = true
+    table.insert(replies, 1)
+  end
+  table.insert(replies, tostring(points))
+end
+if not taken then return replies end
 if points >= limit then
   redis.call('DEL', KEYS[1])
 else
   redis.call('HSET', KEYS[1], 'p', tostring(points), 't', tostring(now))
   redis.call('PEXPIRE', KEYS[1], math.ceil((limit - points) * 1000 / rate))
 end
-return {1, tostring(points)}`;
+return replies`;
 
 const COMMAND = 'inkwellCostBucket';
 
 type ScriptedPipeline = ChainableCommander & {
-  [COMMAND](key: string, limit: number, rate: number, need: number, keep: number): ChainableCommander;
+  [COMMAND](key: string, limit: number, rate: number, ...needKeep: number[]): ChainableCommander;
 };
+
+interface Call {
+  need: number;
+  keep: number;
+}
 
 export class CostBucket {
   readonly limit: number;
   readonly restorePerSecond: number;
   private readonly local: LocalBuckets;
   private readonly turn: TurnPipeline | undefined;
+  /** The calls of one key in one turn: one script call applying them in order (src/store/redis-turn.ts). */
+  private readonly merge: Merge<Call, [allowed: boolean, points: number]> = {
+    add: (pipeline, key, calls) =>
+      (pipeline as ScriptedPipeline)[COMMAND](key, this.limit, this.restorePerSecond, ...calls.flatMap((c) => [c.need, c.keep])),
+    split: (reply, calls) => calls.map((_, k) => [(reply as unknown[])[2 * k] === 1, Number((reply as unknown[])[2 * k + 1])]),
+  };
 
   constructor(
     options: CostBucketOptions,
@@ -110,11 +133,9 @@ export class CostBucket {
     const { turn } = this;
     if (shared && turn && this.shared!.client.status === 'ready') {
       try {
-        // In the event-loop turn's pipeline, beside the turn's other Redis commands (src/store/redis-turn.ts).
-        const reply = (await turn.command((pipeline) =>
-          (pipeline as ScriptedPipeline)[COMMAND](this.shared!.keyPrefix + key, this.limit, this.restorePerSecond, need, keep),
-        )) as [number, string];
-        return this.answer(reply[0] === 1, Number(reply[1]), need, true);
+        // Merged with the key's other calls of this event-loop turn (src/store/redis-turn.ts).
+        const [allowed, points] = await turn.merged(this.merge, this.shared!.keyPrefix + key, { need, keep });
+        return this.answer(allowed, points, need, true);
       } catch (error) {
         this.onError(error);
       }

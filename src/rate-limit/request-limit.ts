@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { TurnPipeline } from '../store/redis-turn.js';
+import { TurnPipeline, type Merge } from '../store/redis-turn.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 /**
@@ -76,21 +76,42 @@ export class RequestLimit {
 }
 
 /**
- * The Redis client as rate-limiter-flexible sees it, with its counting command sent in the
- * event-loop turn's pipeline (src/store/redis-turn.ts) beside the turn's cache reads: sent
- * on its own, each request's count cost one more loopback write (~40–50 µs of CPU on two
- * cores), and PostgreSQL + Redis 1.1–1.3× the CPU per request of the build before
- * (bench/mixed, BENCH_BASELINE). Everything else is the client itself.
+ * The Redis client as rate-limiter-flexible sees it, with its counting script sent in the
+ * event-loop turn's pipeline (src/store/redis-turn.ts) and merged per key: the n requests
+ * of one caller in a turn count as one `consume` of their points together, each told the
+ * count it would have got alone. One script call per request cost the PostgreSQL + Redis
+ * build 1.3–2.2× the CPU per request of the same build counting in memory (bench/mixed,
+ * docs/decisions.md, "Merged per key and turn"). Everything else is the client itself.
  */
 function inTurns(client: Redis): Redis {
   const turn = TurnPipeline.of(client);
   return new Proxy(client, {
     get(target, name, receiver) {
       if (name !== 'rlflxIncr') return Reflect.get(target, name, receiver);
-      return (args: (string | number)[]) => turn.command((pipeline) => (pipeline as unknown as Scripted).rlflxIncr(args));
+      return (args: IncrArgs) => turn.merged(COUNT, args[0], args);
     },
   });
 }
+
+/** The script's arguments: key, points, then the window's settings (the same for every call of one limiter). */
+type IncrArgs = [key: string, points: string, ...settings: string[]];
+
+/** n counts of a key in a turn: one call for their points together; the script answers [count, ttl]. */
+const COUNT: Merge<IncrArgs, [number, number]> = {
+  add(pipeline, key, calls) {
+    const points = calls.reduce((sum, [, p]) => sum + Number(p), 0);
+    (pipeline as unknown as Scripted).rlflxIncr([key, String(points), ...calls[0]!.slice(2)]);
+  },
+  split(reply, calls) {
+    const [total, ttl] = reply as [number, number];
+    let after = calls.reduce((sum, [, p]) => sum + Number(p), 0);
+    return calls.map(([, p]) => {
+      const count = Number(total) - after + Number(p);
+      after -= Number(p);
+      return [count, ttl];
+    });
+  },
+};
 
 /** The library's script, as ioredis defines it on the client and its pipelines. */
 interface Scripted {

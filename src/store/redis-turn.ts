@@ -5,15 +5,16 @@ import { TurnWork } from '../turn.js';
  * The key-value commands of one event-loop turn, sent to Redis in one pipeline at the
  * turn's check phase (docs/decisions.md, "one Redis pipeline per turn"): one write and
  * one reply to parse instead of one per request. The reads of the turn become one MGET of
- * their distinct keys, each caller taking its own; the increments become one INCRBY per
- * key (`incr`). Other commands go in the order they were asked, before the MGET: a read
- * sent after a write of the same turn sees it, as it would have one by one.
+ * their distinct keys, each caller taking its own; the commands of a `Merge` (counts,
+ * cost buckets) become one command per key. Other commands go in the order they were
+ * asked, before the MGET: a read sent after a write of the same turn sees it, as it
+ * would have one by one.
  */
 export class TurnPipeline {
   private commands: Queued[] = [];
   private reads = new Map<string, number>();
   private readers: Reader[] = [];
-  private increments = new Map<string, Increment>();
+  private merges = new Map<Merge<unknown, unknown>, Map<string, Merging[]>>();
   private readonly turn = new TurnWork(() => this.flush());
 
   private constructor(private readonly client: Redis) {
@@ -47,21 +48,29 @@ export class TurnPipeline {
   }
 
   /**
-   * INCRBY and PEXPIRE in one small Lua script, atomic. The increments of one key in one
-   * turn are merged (the rate limit counts every request): one `INCRBY n` for n callers,
-   * each of whom gets its own count, `total - n + 1` to `total`, as n INCRs in a row
-   * would have given. The TTL restarts with each increment.
+   * INCRBY and PEXPIRE in one small Lua script, atomic; merged per key and turn, each
+   * caller getting its own count (`total - n + 1` to `total` for n callers), as n INCRs
+   * in a row would have given. The TTL restarts with each increment.
    */
   incr(key: string, ttlMs: number): Promise<number> {
+    return this.merged(INCREMENT, key, ttlMs);
+  }
+
+  /**
+   * One of the calls that `merge` joins per key and turn: every `item` asked for `key`
+   * in this turn goes out in one command, and each caller gets its own answer, in the
+   * order they asked. For read-modify-write scripts whose n calls in a row `merge` can
+   * do in one (docs/decisions.md, "Merged per key and turn").
+   */
+  merged<I, R>(merge: Merge<I, R>, key: string, item: I): Promise<R> {
     return new Promise((resolve, reject) => {
       this.schedule();
-      const pending = this.increments.get(key);
-      if (pending) {
-        pending.ttlMs = ttlMs;
-        pending.callers.push({ resolve, reject });
-      } else {
-        this.increments.set(key, { ttlMs, callers: [{ resolve, reject }] });
-      }
+      let byKey = this.merges.get(merge as Merge<unknown, unknown>);
+      if (!byKey) this.merges.set(merge as Merge<unknown, unknown>, (byKey = new Map()));
+      const pending = byKey.get(key);
+      const caller = { item, resolve: resolve as (value: unknown) => void, reject };
+      if (pending) pending.push(caller);
+      else byKey.set(key, [caller]);
     });
   }
 
@@ -78,20 +87,21 @@ export class TurnPipeline {
   }
 
   private flush(): void {
-    const { commands, reads, readers, increments } = this;
+    const { commands, reads, readers, merges } = this;
     this.commands = [];
     this.reads = new Map();
     this.readers = [];
-    this.increments = new Map();
+    this.merges = new Map();
+    const groups = [...merges].flatMap(([merge, byKey]) => [...byKey].map(([key, callers]) => ({ merge, key, callers })));
 
-    const pipeline = this.client.pipeline() as ScriptedPipeline;
+    const pipeline = this.client.pipeline();
     for (const { add } of commands) add(pipeline);
     if (readers.length > 0) pipeline.mget([...reads.keys()]);
-    for (const [key, { ttlMs, callers }] of increments) pipeline.inkwellIncrBy(key, ttlMs, callers.length);
+    for (const { merge, key, callers } of groups) merge.add(pipeline, key, callers.map((c) => c.item));
 
     const failAll = (error: unknown) => {
       for (const caller of [...commands, ...readers]) caller.reject(error);
-      for (const { callers } of increments.values()) callers.forEach((caller) => caller.reject(error));
+      for (const { callers } of groups) callers.forEach((caller) => caller.reject(error));
     };
     pipeline.exec().then((results) => {
       if (!results) return failAll(new Error('Redis answered no results'));
@@ -104,10 +114,13 @@ export class TurnPipeline {
           else reader.resolve(reader.at.map((index) => (values as (string | null)[])[index] ?? null));
         }
       }
-      for (const { callers } of increments.values()) {
-        const [error, total] = results[i++] ?? [new Error('Redis answered no result')];
+      for (const { merge, callers } of groups) {
+        const [error, reply] = results[i++] ?? [new Error('Redis answered no result')];
         if (error) callers.forEach((caller) => caller.reject(error));
-        else callers.forEach((caller, k) => caller.resolve(Number(total) - callers.length + 1 + k));
+        else {
+          const answers = merge.split(reply, callers.map((c) => c.item));
+          callers.forEach((caller, k) => caller.resolve(answers[k]));
+        }
       }
     }, failAll);
   }
@@ -125,9 +138,18 @@ interface Queued extends Settle<unknown> {
 interface Reader extends Settle<(string | null)[]> {
   readonly at: readonly number[];
 }
-interface Increment {
-  ttlMs: number;
-  readonly callers: Settle<number>[];
+interface Merging extends Settle<unknown> {
+  readonly item: unknown;
+}
+
+/**
+ * How the calls of one key and turn become one command: `add` puts exactly one command
+ * for all `items` on the pipeline; `split` divides its reply, one answer per item, in
+ * order. One constant object per kind of call.
+ */
+export interface Merge<I, R> {
+  add(pipeline: ChainableCommander, key: string, items: readonly I[]): void;
+  split(reply: unknown, items: readonly I[]): R[];
 }
 
 function settle(caller: Settle<unknown>, result: [Error | null, unknown] | undefined): void {
@@ -141,6 +163,12 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return n`;
 
 type ScriptedPipeline = ChainableCommander & { inkwellIncrBy(key: string, ttlMs: number, by: number): ChainableCommander };
+
+/** n increments of a key: one INCRBY n with the last caller's TTL. */
+const INCREMENT: Merge<number, number> = {
+  add: (pipeline, key, ttls) => (pipeline as ScriptedPipeline).inkwellIncrBy(key, ttls[ttls.length - 1]!, ttls.length),
+  split: (total, ttls) => ttls.map((_, k) => Number(total) - ttls.length + 1 + k),
+};
 
 /**
  * Defines the script as a command (EVALSHA; ioredis loads it on first use and after a

@@ -86,7 +86,39 @@ describe('in Redis', () => {
     expect(await bucket.give('k', 5_000, true)).toMatchObject({ allowed: true, available: 1000, shared: true });
     expect(await client.exists('cost-test:k')).toBe(0);
   });
+
+  it('calls of one turn on one key are one script call, each answered as if they had come one by one', async () => {
+    const bucket = new CostBucket({ limit: 1000, restorePerSecond: 1 }, { client, keyPrefix: 'cost-turn:' }, (error) => {
+      throw error;
+    });
+    const before = await scriptCalls(client);
+    // In order: 400 taken (600 left), 700 refused, 500 taken (100 left), 200 given (300), 300 taken (0).
+    const answers = await Promise.all([
+      bucket.take('k', 400),
+      bucket.take('k', 700),
+      bucket.take('k', 500),
+      bucket.give('k', 200, true),
+      bucket.take('k', 300),
+    ]);
+    expect(answers.map((a) => [a.allowed, a.available])).toEqual([
+      [true, 600],
+      [false, 600],
+      [true, 100],
+      [true, 300],
+      [true, 0],
+    ]);
+    expect((await scriptCalls(client)) - before).toBe(1);
+    // The state left is the last call's: an empty bucket, refused the next point.
+    expect((await bucket.take('k', 2)).allowed).toBe(false);
+  });
 });
+
+/** Script calls (EVAL and EVALSHA) Redis has answered so far. */
+async function scriptCalls(client: Redis): Promise<number> {
+  const stats = await client.info('commandstats');
+  const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  return calls('eval') + calls('evalsha');
+}
 
 describe('configuration', () => {
   it('defaults to 10,000 points refilled at 200 a second', () => {

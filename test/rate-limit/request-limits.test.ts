@@ -4,6 +4,7 @@ import { LoginThrottle } from '../../src/auth/login-throttle.js';
 import { RedisSlidingWindow } from '../../src/rate-limit/redis-sliding-window.js';
 import { RequestLimit } from '../../src/rate-limit/request-limit.js';
 import { MemorySlidingWindow } from '../../src/rate-limit/sliding-window.js';
+import { startRedis } from '../helpers/redis.js';
 import type { TestServer } from '../helpers/server.js';
 import { PASSWORD, bearer, cookies, csrf, form, json, jsonOf, login, register, sleep, startServerAt, uniqueEmail } from '../auth/helpers.js';
 
@@ -160,6 +161,32 @@ describe('the counters behind the limits', () => {
     }
   });
 
+  it('with Redis, the requests of one turn on one key are one count, each allowed as it would have been alone', async () => {
+    const redisServer = await startRedis();
+    const redis = new Redis(redisServer.url);
+    try {
+      const limit = new RequestLimit(3, 60_000, { client: redis, keyPrefix: 'turn:rl' });
+      await redis.ping(); // ready: a client still connecting counts in memory
+      const before = await scriptCalls(redis);
+      const decisions = await Promise.all([1, 2, 3, 4, 5].map(() => limit.decide('k')));
+      expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+        [true, 2],
+        [true, 1],
+        [true, 0],
+        [false, 0],
+        [false, 0],
+      ]);
+      expect((await scriptCalls(redis)) - before).toBe(1);
+      expect(Number(await redis.get('turn:rl:k'))).toBe(5);
+      // Another key in the same turn is counted apart.
+      const [k, other] = await Promise.all([limit.decide('k'), limit.decide('other')]);
+      expect([k.allowed, other.allowed, other.remaining]).toEqual([false, true, 2]);
+    } finally {
+      redis.disconnect();
+      await redisServer.destroy();
+    }
+  });
+
   it('the login throttle keys the store by an HMAC, never the address', async () => {
     const window = new MemorySlidingWindow({ limit: 2, windowMs: 60_000 });
     const throttle = new LoginThrottle(window, Buffer.alloc(32, 7));
@@ -170,3 +197,10 @@ describe('the counters behind the limits', () => {
     expect((await throttle.attempt('someone@example.test')).allowed).toBe(false);
   });
 });
+
+/** Script calls (EVAL and EVALSHA) Redis has answered so far. */
+async function scriptCalls(client: Redis): Promise<number> {
+  const stats = await client.info('commandstats');
+  const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  return calls('eval') + calls('evalsha');
+}
