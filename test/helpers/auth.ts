@@ -1,6 +1,7 @@
 import type { Role } from '../../src/domain/caller.js';
 import { DEMO_PASSWORD } from '../../src/domain/seed.js';
 import type { User } from '../../src/domain/types.js';
+import { register } from '../auth/helpers.js';
 import type { TestServer } from './server.js';
 
 /** A signed-in caller: the access token and the headers that carry it. */
@@ -54,12 +55,7 @@ let accounts = 0;
 export async function account(server: TestServer, role: Role = 'user', name = `${role} ${++accounts}`): Promise<Account> {
   const email = `account-${role}-${++accounts}@example.test`;
   const password = 'account-password';
-  const response = await fetch(`${server.url}/api/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name, email, password }),
-  });
-  if (response.status !== 201) throw new Error(`register ${email}: ${response.status} ${await response.text()}`);
+  await register(server.url, email, password, name);
   if (role !== 'user') await server.inkwell.services.users.setRole(email, role);
   const signed = await signIn(server, email, password);
   const [user] = await server.inkwell.services.users.byIds([signed.user.id]);

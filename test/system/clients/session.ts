@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { register } from '../../auth/helpers.js';
 import type { TestServer } from '../../helpers/server.js';
 import { importSnippets } from './readme.js';
 
@@ -40,13 +41,7 @@ export async function signedIn<T extends object = object>(
   const name = options.name ?? `Client ${++counter}`;
   const email = `client${++counter}-${process.pid}@example.test`;
   const password = 'client-password';
-  const registered = await fetch(`${server.url}/api/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name, email, password }),
-  });
-  if (registered.status !== 201) throw new Error(`register ${email}: ${registered.status} ${await registered.text()}`);
-  const { id } = (await registered.json()) as { id: string };
+  const { id } = await register(server.url, email, password, name);
   const app = await importSnippets<ReadmeSession & T>(dir, server.url, ['session', ...(options.after ?? [])], `${SESSION_EXPORTS}\n${options.exports ?? ''}`);
   await app.signIn(email, password);
   return { app, userId: id, email };
