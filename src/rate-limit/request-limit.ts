@@ -79,9 +79,10 @@ export class RequestLimit {
  * The Redis client as rate-limiter-flexible sees it, with its counting script sent in the
  * event-loop turn's pipeline (src/store/redis-turn.ts) and merged per key: the n requests
  * of one caller in a turn count as one `consume` of their points together, each told the
- * count it would have got alone. One script call per request cost the PostgreSQL + Redis
- * build 1.3–2.2× the CPU per request of the same build counting in memory (bench/mixed,
- * docs/decisions.md, "Merged per key and turn"). Everything else is the client itself.
+ * count it would have got alone. With a script call per request for counts and cost, the
+ * PostgreSQL + Redis build took 1.44× the CPU per request of the same build counting both
+ * in memory (docs/decisions.md, "Request counts and cost buckets"). Everything else is
+ * the client itself.
  */
 function inTurns(client: Redis): Redis {
   const turn = TurnPipeline.of(client);

@@ -60,7 +60,7 @@ export class TurnPipeline {
    * One of the calls that `merge` joins per key and turn: every `item` asked for `key`
    * in this turn goes out in one command, and each caller gets its own answer, in the
    * order they asked. For read-modify-write scripts whose n calls in a row `merge` can
-   * do in one (docs/decisions.md, "Merged per key and turn").
+   * do in one (docs/decisions.md, "Request counts and cost buckets").
    */
   merged<I, R>(merge: Merge<I, R>, key: string, item: I): Promise<R> {
     return new Promise((resolve, reject) => {
