@@ -72,9 +72,10 @@ async function write(query: string, variables: Record<string, unknown>, who: Sig
   return res.body.data as any;
 }
 
-/** Asks twice: the second answer must come from the cache. */
+/** Asks until the answer comes from the cache: at most twice (a hit at once is warm already). */
 async function warm(query: string, variables: Record<string, unknown> = {}, who?: SignedIn): Promise<string> {
   const first = await ask(query, variables, who);
+  if (first.fromCache) return first.text;
   const second = await ask(query, variables, who);
   expect(second.fromCache, `${query} ${JSON.stringify(variables)} warmed`).toBe(true);
   expect(second.text).toBe(first.text);

@@ -31,9 +31,18 @@ export interface Paused {
  * its child stops, and would otherwise stay stopped, never reaping the child.
  */
 export function pauseTree(pid: number): Paused {
-  const pids = processTree(pid);
   const parent = Number(execFileSync('ps', ['-o', 'ppid=', '-p', String(pid)], { encoding: 'utf8' }).trim());
-  for (const p of pids) process.kill(p, 'SIGSTOP');
+  // The root first, so that it forks no child meanwhile; a child that exits between the
+  // listing and its signal (a PostgreSQL backend whose client left) is simply gone.
+  process.kill(pid, 'SIGSTOP');
+  const pids = processTree(pid);
+  for (const p of pids.slice(1)) {
+    try {
+      process.kill(p, 'SIGSTOP');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
   let resumed = false;
   return {
     pids,

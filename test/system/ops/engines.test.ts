@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import semver from 'semver';
@@ -12,12 +11,18 @@ import { ROOT, run, scratchDir } from './helpers.js';
  */
 const declared = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
 
-/** The folders of every installed package: the service's (`--omit=dev`), or all of them. */
+/**
+ * The folders of every installed package: the service's (`--omit=dev`), or all of them.
+ * Read from npm's record of the installed tree (node_modules/.package-lock.json, which
+ * `npm ci` writes and `npm ls` reads; it lists the same folders as `npm ls --all`).
+ */
 function installedPackages(omitDev: boolean): string[] {
-  const args = ['ls', '--all', '--parseable', ...(omitDev ? ['--omit=dev'] : [])];
-  const out = execFileSync('npm', args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
-  const root = ROOT.replace(/\/$/, '');
-  return out.split('\n').filter((path) => path && path !== root);
+  const tree = JSON.parse(readFileSync(join(ROOT, 'node_modules', '.package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean }>;
+  };
+  return Object.entries(tree.packages)
+    .filter(([path, entry]) => path !== '' && !(omitDev && entry.dev))
+    .map(([path]) => join(ROOT, path));
 }
 
 /** The installed packages whose `engines.node` leaves out part of the declared range. */
