@@ -12,7 +12,8 @@ const require = createRequire(import.meta.url);
  *
  * What reads or writes through the database, Redis or the stores built on them runs
  * once per backend; protocol-level behaviour (HTTP framing, negotiation, CORS, pages,
- * client libraries) is the same code on either and runs on SQLite only.
+ * client libraries, what a browser does with them) is the same code on either and runs
+ * on SQLite only.
  */
 const perBackend = [
   'test/auth/**/*.test.ts',
@@ -52,6 +53,7 @@ const postgres: TestProjectInlineConfiguration = {
   test: {
     name: 'postgres',
     include: [...perBackend, ...scale],
+    exclude: ['test/**/browser.test.ts'],
     env: { INKWELL_TEST_BACKEND: 'postgres' },
     // Starts one PostgreSQL cluster and one redis-server for the project's files.
     globalSetup: ['test/global-setup.ts'],
