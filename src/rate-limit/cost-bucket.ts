@@ -158,7 +158,9 @@ interface Saved {
 
 /** The same bucket in this process: synchronous, so concurrent requests cannot interleave. */
 class LocalBuckets {
-  private readonly buckets = new LRUCache<string, Saved>({ max: MAX_LOCAL_BUCKETS });
+  // Bounded by count through `maxSize` (each bucket sizes 1): a `max` would allocate all
+  // 100,000 slots up front, 13 ms and ~3 MB for every instance built.
+  private readonly buckets = new LRUCache<string, Saved>({ maxSize: MAX_LOCAL_BUCKETS, sizeCalculation: () => 1 });
   private readonly limit: number;
   private readonly rate: number;
 

@@ -49,6 +49,16 @@ describe('in memory', () => {
     await bucket.take('b', 0); // refilled: full again, dropped
     expect(local.size).toBe(0);
   });
+
+  it('holds at most 100,000 buckets: more callers drop the least recently used, which is then full', async () => {
+    const { bucket } = make(100, 1);
+    const local = (bucket as unknown as { local: { size: number } }).local;
+    for (let i = 0; i <= 100_000; i++) await bucket.take(`caller ${i}`, 10);
+    expect(local.size).toBe(100_000);
+    // The first caller was dropped (a full bucket again); the most recent ones are kept.
+    expect(await bucket.take('caller 0', 100)).toMatchObject({ allowed: true, available: 0 });
+    expect(await bucket.take('caller 100000', 100)).toMatchObject({ allowed: false, available: 90 });
+  });
 });
 
 describe('in Redis', () => {
