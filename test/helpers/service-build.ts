@@ -7,18 +7,17 @@ import { build, type Plugin } from 'esbuild';
 /**
  * Tests that need the service as its own process (signals, stdout, crashes, several
  * instances, the operator command) run it compiled to JavaScript, as `npm start` does,
- * instead of through tsx: starting under tsx costs each process ~1.3 s more CPU, and a
- * run starts some seventy (docs/decisions.md, "Tests").
+ * not through tsx, and bundled: a run starts some forty, and a start takes ~1.45 s of CPU
+ * bundled, ~2.5 s as one module per file, ~3.8 s under tsx (docs/decisions.md, "Tests").
  *
- * Each entry point is one file bundled by esbuild with its dependencies: a start then
- * reads one module instead of some two thousand (~1.2 s of CPU against ~2.5 s). Left
- * outside: native addons and the workers' package, which load files of their own;
- * `pg` and `ioredis`, which tracing patches as they load, and tracing's packages, which
- * must share one registry with the loader hook (src/observability/tracing-start.ts);
+ * Each entry point is bundled by esbuild with its dependencies. Left outside: native
+ * addons and the hashing threads' package, which load files of their own; `pg` and
+ * `ioredis`, which tracing patches as they load, and tracing's packages, which must
+ * share one registry with the loader hook (src/observability/tracing-start.ts);
  * `@fastify/cookie`, whose `await import('cookie')` esbuild's interop answers without
- * the named exports Node gives it. Type checking is `npm run typecheck`'s job. The build is kept under
- * .tmp/ in a folder named by a hash of src/: built once, shared by the workers of a run
- * and by later runs until src/ changes.
+ * the named exports Node gives it. Type checking is `npm run typecheck`'s job. The
+ * build is kept under .tmp/ in a folder named by a hash of src/ and of this file: built
+ * once, shared by the workers of a run and by later runs until either changes.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SRC = join(ROOT, 'src');
@@ -46,7 +45,6 @@ function sourceFiles(dir = SRC): string[] {
 
 async function buildOnce(): Promise<string> {
   const files = sourceFiles();
-  // This file's own text too: how the build is made is part of what it is.
   const hash = createHash('sha256').update(readFileSync(fileURLToPath(import.meta.url)));
   for (const file of files) hash.update(relative(SRC, file)).update('\0').update(readFileSync(file)).update('\0');
   const target = join(BUILDS, `${PREFIX}${hash.digest('hex').slice(0, 16)}`);
@@ -73,7 +71,8 @@ async function waitFor(target: string, lock: string): Promise<string> {
     try {
       since = statSync(lock).mtimeMs;
     } catch {
-      since = Date.now(); // released just now: the folder is there or comes next
+      // Released: built (the folder is there), or the build failed and this one says why.
+      return existsSync(target) ? target : buildOnce();
     }
     if (Date.now() - since > STALE_LOCK_MS) {
       rmSync(lock, { recursive: true, force: true });
@@ -86,9 +85,30 @@ async function waitFor(target: string, lock: string): Promise<string> {
 
 async function buildInto(target: string, files: string[]): Promise<string> {
   const scratch = mkdtempSync(join(BUILDS, 'building-'));
+  try {
+    await bundle(scratch, target);
+  } catch (error) {
+    rmSync(scratch, { recursive: true, force: true });
+    throw error;
+  }
+  // What the runtime reads beside its modules (the SDL, GraphiQL's files, the hash worker).
+  for (const file of files.filter((f) => !f.endsWith('.ts'))) {
+    const to = join(scratch, relative(SRC, file));
+    mkdirSync(dirname(to), { recursive: true });
+    copyFileSync(file, to);
+  }
+  renameSync(scratch, target);
+  for (const old of readdirSync(BUILDS).filter((name) => name.startsWith(PREFIX) && !name.startsWith(basename(target)))) {
+    rmSync(join(BUILDS, old), { recursive: true, force: true });
+  }
+  return target;
+}
+
+/** The entry points bundled into `outdir`, each module placed as if in `target`. */
+async function bundle(outdir: string, target: string): Promise<void> {
   await build({
     entryPoints: ENTRIES.map((name) => join(SRC, `${name}.ts`)),
-    outdir: scratch,
+    outdir,
     outbase: SRC,
     bundle: true,
     // What main.ts imports dynamically stays a module of its own, loaded when it does:
@@ -104,17 +124,6 @@ async function buildInto(target: string, files: string[]): Promise<string> {
     plugins: [modulePlaces(target)],
     logLevel: 'error',
   });
-  // What the runtime reads beside its modules (the SDL, GraphiQL's files, the hash worker).
-  for (const file of files.filter((f) => !f.endsWith('.ts'))) {
-    const to = join(scratch, relative(SRC, file));
-    mkdirSync(dirname(to), { recursive: true });
-    copyFileSync(file, to);
-  }
-  renameSync(scratch, target);
-  for (const old of readdirSync(BUILDS).filter((name) => name.startsWith(PREFIX) && !name.startsWith(basename(target)))) {
-    rmSync(join(BUILDS, old), { recursive: true, force: true });
-  }
-  return target;
 }
 
 /**
