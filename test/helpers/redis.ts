@@ -93,3 +93,10 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     },
   };
 }
+
+/** Script calls (EVAL and EVALSHA) a Redis has answered so far, from its command statistics. */
+export async function scriptCalls(client: Redis): Promise<number> {
+  const stats = await client.info('commandstats');
+  const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  return calls('eval') + calls('evalsha');
+}

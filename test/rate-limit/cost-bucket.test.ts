@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { CostBucket } from '../../src/rate-limit/cost-bucket.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { scriptCalls, startRedis, type RedisServer } from '../helpers/redis.js';
 
 /**
  * The bucket itself (src/rate-limit/cost-bucket.ts, docs/limits.md "Cost"): in memory on
@@ -122,13 +122,6 @@ describe('in Redis', () => {
     expect((await bucket.take('k', 2)).allowed).toBe(false);
   });
 });
-
-/** Script calls (EVAL and EVALSHA) Redis has answered so far. */
-async function scriptCalls(client: Redis): Promise<number> {
-  const stats = await client.info('commandstats');
-  const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-  return calls('eval') + calls('evalsha');
-}
 
 describe('configuration', () => {
   it('defaults to 10,000 points refilled at 200 a second', () => {

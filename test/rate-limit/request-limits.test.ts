@@ -4,7 +4,7 @@ import { LoginThrottle } from '../../src/auth/login-throttle.js';
 import { RedisSlidingWindow } from '../../src/rate-limit/redis-sliding-window.js';
 import { RequestLimit } from '../../src/rate-limit/request-limit.js';
 import { MemorySlidingWindow } from '../../src/rate-limit/sliding-window.js';
-import { startRedis } from '../helpers/redis.js';
+import { scriptCalls, startRedis } from '../helpers/redis.js';
 import type { TestServer } from '../helpers/server.js';
 import { PASSWORD, bearer, cookies, csrf, form, json, jsonOf, login, register, sleep, startServerAt, uniqueEmail } from '../auth/helpers.js';
 
@@ -197,10 +197,3 @@ describe('the counters behind the limits', () => {
     expect((await throttle.attempt('someone@example.test')).allowed).toBe(false);
   });
 });
-
-/** Script calls (EVAL and EVALSHA) Redis has answered so far. */
-async function scriptCalls(client: Redis): Promise<number> {
-  const stats = await client.info('commandstats');
-  const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-  return calls('eval') + calls('evalsha');
-}
