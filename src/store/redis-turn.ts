@@ -145,7 +145,8 @@ interface Merging extends Settle<unknown> {
 /**
  * How the calls of one key and turn become one command: `add` puts exactly one command
  * for all `items` on the pipeline; `split` divides its reply, one answer per item, in
- * order. One constant object per kind of call.
+ * order. Calls merge when they name the same object: keep one per kind of call (a
+ * constant, or a field of the instance that makes the calls), never one per call.
  */
 export interface Merge<I, R> {
   add(pipeline: ChainableCommander, key: string, items: readonly I[]): void;
