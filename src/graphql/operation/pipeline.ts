@@ -6,13 +6,11 @@ import {
   specifiedRules,
   validate,
   type DocumentNode,
-  type ExecutionResult,
   type GraphQLSchema,
   type OperationTypeNode,
   type Token,
   type ValidationRule,
 } from 'graphql';
-import { compileQuery, isCompiledQuery, type CompiledQuery, type CompilerOptions } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
 import { RequestError, ValidationFailed, withCode } from './errors.js';
@@ -27,14 +25,16 @@ import {
   maxDepthRule,
 } from './limits.js';
 import { expandedFields, MAX_EXPANDED_FIELDS } from './fields.js';
+import { CompiledOnRepeat, type Executable } from './executable.js';
 
 /**
  * The transport-free half of every operation: parse → validate (spec rules, limits,
- * no introspection in production) → compile with graphql-jit. HTTP and WebSocket
- * adapters both call `prepare` from their `onSubscribe` hooks, so there is one set
- * of rules. Documents are cached by their text in an LRU bounded in bytes: a repeated
- * operation is not parsed, validated or compiled again, and a repeated bad one is
- * refused from the cache too (docs/limits.md, "Memory").
+ * no introspection in production) → an executable (./executable.ts: graphql-jit
+ * compiles it on its second execution). HTTP and WebSocket adapters both call
+ * `prepare` from their `onSubscribe` hooks, so there is one set of rules. Documents are
+ * cached by their text in an LRU bounded in bytes: a repeated operation is not parsed,
+ * validated or compiled again, and a repeated bad one is refused from the cache too
+ * (docs/limits.md, "Memory").
  */
 
 /** The parsed-document cache's budget, and the most a single entry may take of it. */
@@ -61,7 +61,7 @@ export interface PreparedOperation {
   readonly document: DocumentNode;
   readonly operationName: string | undefined;
   readonly operationType: OperationTypeNode;
-  readonly compiled: CompiledQuery;
+  readonly compiled: Executable;
   /** Stable key of (document, operation), for caches of results. */
   readonly key: string;
 }
@@ -86,7 +86,6 @@ interface DocumentEntry {
 export interface PipelineOptions {
   limits: Config['limits'];
   introspection: boolean;
-  cacheSize?: number;
 }
 
 export class OperationPipeline {
@@ -98,8 +97,8 @@ export class OperationPipeline {
     private readonly options: PipelineOptions,
   ) {
     this.documents = new LRUCache({
-      max: options.cacheSize ?? 1000,
-      // Bounded by what entries hold, so a flood of large or costly documents cannot grow memory.
+      // Bounded by what entries hold, not their number, so a flood of large or costly
+      // documents cannot grow memory, and many small ones (literal ids) all stay parsed.
       maxSize: DOCUMENT_CACHE_BYTES,
       maxEntrySize: LARGEST_CACHED_ENTRY,
       sizeCalculation: (entry) => entry.bytes,
@@ -141,22 +140,27 @@ export class OperationPipeline {
     const name = operationName ?? '';
     let operation = entry.operations.get(name);
     if (!operation) {
-      const compiled = this.compile(query, entry.document!, operationName ?? undefined);
+      const compiled = this.compile(query, entry, operationName ?? undefined);
       operation = compiled.operation;
-      if (compiled.bytes > 0) {
-        // Kept only for names the document has: any other name a client sends is refused anew.
-        entry.operations.set(name, operation);
-        entry.bytes += compiled.bytes;
-        // Put back so the cache counts the entry's new size (or drops it, now too large):
-        // lru-cache sizes a value when it is set, and setting the same value again keeps the old size.
-        if (this.documents.peek(query) === entry) {
-          this.documents.delete(query);
-          this.documents.set(query, entry);
-        }
-      }
+      // Kept only for names the document has: any other name a client sends is refused anew.
+      if (compiled.bytes > 0) this.grow(query, entry, compiled.bytes, () => entry.operations.set(name, operation!));
     }
     if (operation instanceof RequestError) throw operation;
     return { operation, cost: this.checkCost(entry, operation, variables) };
+  }
+
+  /**
+   * Counts what an entry holds once `change` added to it. Set again so that the cache
+   * counts its new size (or drops it, now too large): lru-cache sizes a value when it is
+   * set, and setting the same value again keeps the old size.
+   */
+  private grow(query: string, entry: DocumentEntry, bytes: number, change?: () => void): void {
+    change?.();
+    entry.bytes += bytes;
+    if (this.documents.peek(query) === entry) {
+      this.documents.delete(query);
+      this.documents.set(query, entry);
+    }
   }
 
   private entryFor(query: string): DocumentEntry {
@@ -205,9 +209,10 @@ export class OperationPipeline {
   /** The operation (or why it cannot run) and the bytes it adds to its entry; 0 when it must not be kept. */
   private compile(
     query: string,
-    document: DocumentNode,
+    entry: DocumentEntry,
     operationName: string | undefined,
   ): { operation: PreparedOperation | RequestError; bytes: number } {
+    const document = entry.document!;
     const ast = getOperationAST(document, operationName);
     if (!ast) {
       const message = operationName
@@ -219,21 +224,14 @@ export class OperationPipeline {
     if (expandedFields(this.schema, document, operationName) > MAX_EXPANDED_FIELDS) {
       return { operation: new RequestError([complexityError(0, this.options.limits.maxComplexity)]), bytes: 1024 };
     }
-    // `debug` hands back the generated source, whose length sizes the entry; it is dropped at once.
-    const options: Partial<CompilerOptions> & { debug: boolean } = { customJSONSerializer: true, debug: true };
-    const compiled = compileQuery(this.schema, document, operationName, options);
-    if (!isCompiledQuery(compiled)) {
-      const errors = (compiled as ExecutionResult).errors?.map((e) => compact(withCode(e, 'GRAPHQL_VALIDATION_FAILED'))) ?? [];
-      return { operation: new RequestError(errors), bytes: 1024 };
-    }
-    const debug = compiled as { __DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation?: string };
-    const source = debug.__DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation;
-    delete debug.__DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation;
-    // Should graphql-jit stop handing it back: the most a token was measured to cost compiled.
-    const bytes = source !== undefined ? source.length * BYTES_PER_COMPILED_CHAR : tokenCount(document) * 3_000;
+    // The generated code, once there is any, counts in the entry (should graphql-jit stop
+    // handing its source back: the most a token was measured to cost compiled).
+    const compiled = new CompiledOnRepeat(this.schema, document, operationName, (sourceChars) =>
+      this.grow(query, entry, sourceChars !== undefined ? sourceChars * BYTES_PER_COMPILED_CHAR : tokenCount(document) * 3_000),
+    );
     return {
       operation: { document, operationName, operationType: ast.operation, compiled, key: `${operationName ?? ''}\u0000${query}` },
-      bytes: ENTRY_BASE_BYTES + bytes,
+      bytes: ENTRY_BASE_BYTES,
     };
   }
 
