@@ -3,7 +3,7 @@
  * on the bench data, loaded with the mix (bench/mixed/mix.mjs), then its response-cache
  * outcomes (from /metrics) and a CPU summary. Not part of `npm run bench`.
  *
- *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--postgres] [--top=40] [--keep] [--syscalls] [--root=DIR] [--env=NAME=VALUE ...]
+ *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--postgres] [--top=40] [--keep] [--syscalls] [--root=DIR] [--reference] [--env=NAME=VALUE ...]
  *
  * With --postgres the service runs on PostgreSQL + Redis (Debian's servers, started
  * here). The summary goes to bench/results/profile-mixed-[<mix>-]<writes>[-postgres][-env].txt
@@ -14,6 +14,8 @@
  * and Redis's command statistics the commands (scripts' own calls included).
  * With --root=DIR the profiled service is another built checkout (e.g. a baseline; the
  * data and accounts are still prepared by this one), and the file name ends in -root.
+ * With --reference the profiled server is the plain reference (bench/reference/) on the
+ * same data, with tokens Inkwell signed in (unprofiled), and the file name ends in -reference.
  */
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +27,7 @@ import { waitForQuiet } from '../lib/cpu.mjs';
 import { formatSummary, loadProfile, summarise } from '../lib/cpuprofile.mjs';
 import { createBenchDatabase } from '../lib/seed.mjs';
 import { startService } from '../lib/service.mjs';
+import { startReference } from '../reference/start.mjs';
 import { insertUsersAndPosts } from '../postgres/seed.mjs';
 import { startPostgres, startRedis } from '../postgres/servers.mjs';
 import { prepareAccounts, prepareEditors, signIn } from './accounts.mjs';
@@ -51,7 +54,8 @@ async function main() {
 
   const postgres = args.includes('--postgres');
   const root = option('root', undefined);
-  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${writes}${postgres ? '-postgres' : ''}${suffix}${root ? '-root' : ''}`;
+  const reference = args.includes('--reference');
+  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${writes}${postgres ? '-postgres' : ''}${suffix}${root ? '-root' : ''}${reference ? '-reference' : ''}`;
   const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
   const cleanups = [() => db.remove()];
   try {
@@ -77,13 +81,21 @@ async function main() {
     const editors = await prepareEditors(target, { count: 10, from: 40 });
     const data = { userIds: seeded.userIds, postIds: [...draftIds, ...seeded.postIds], writablePostIds: seeded.postIds, draftIds };
     const profDir = join(db.dir, 'prof-mixed');
-    const service = await startService({ dbFile: db.dbFile, env, root, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
+    const profile = ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+    // The reference checks the tokens Inkwell issues: Inkwell signs in, the reference is loaded.
+    const issuer = 'http://inkwell.bench';
+    const service = await startService({ dbFile: db.dbFile, env: { ...env, PUBLIC_URL: issuer }, root, nodeArgs: reference ? [] : profile });
+    let loaded = service;
     let result;
     let outcomes;
     let syscalls;
     let statementLines = [];
     try {
       const signedIn = await signIn(service.url, [...accounts, ...editors]);
+      if (reference) {
+        const databaseUrl = target.kind === 'sqlite' ? `file:${target.file}` : target.url;
+        loaded = await startReference({ databaseUrl, issuer, nodeArgs: profile });
+      }
       const tokens = signedIn.slice(0, accounts.length);
       const writers = {
         users: accounts.map((a, i) => ({ token: tokens[i], id: a.userId })),
@@ -91,22 +103,23 @@ async function main() {
       };
       await waitForQuiet({ log: (m) => console.error(`[profile] ${m}`) });
       console.error(`[profile] ${name}: loading the profiled service`);
-      const counting = args.includes('--syscalls') ? countSyscalls(service.child.pid) : undefined;
+      const counting = args.includes('--syscalls') ? countSyscalls(loaded.child.pid) : undefined;
       const weights = mix === 'weights' ? drawWeights(Number(process.env.BENCH_SEED ?? 1)) : undefined;
-      result = await runTraffic({ url: service.graphqlUrl, data, tokens, writers, kind: mix, weights, writeShare: writes / 100, serverPid: service.child.pid });
+      result = await runTraffic({ url: loaded.graphqlUrl, data, tokens, writers, kind: mix, weights, writeShare: writes / 100, serverPid: loaded.child.pid });
       if (counting) syscalls = await counting.stop(result.total + (result.warmup?.total ?? 0));
       if (statements) {
         const requests = result.total + (result.warmup?.total ?? 0);
         statementLines = [...(await statementsPerRequest(target.url, requests)), redisCommandsPerRequest(redisUrl, requests)];
       }
-      outcomes = await cacheOutcomes(service.url);
+      outcomes = reference ? 'none (the reference has no response cache)' : await cacheOutcomes(service.url);
     } finally {
+      if (loaded !== service) await loaded.stop();
       await service.stop();
     }
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error(`no .cpuprofile written in ${profDir}`);
     const text = [
-      `# ${name} — profiled service${root ? ` (${root})` : ''} (numbers are lower than unprofiled)`,
+      `# ${name} — profiled ${reference ? 'reference' : 'service'}${root ? ` (${root})` : ''} (numbers are lower than unprofiled)`,
       `${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; service ${Math.round(result.serverCpuUsPerReq ?? NaN)} µs CPU/req; ` +
         `response cache (warm-up included): ${outcomes}`,
       `shapes: ${JSON.stringify(result.shapes)}`,
