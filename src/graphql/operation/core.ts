@@ -214,7 +214,7 @@ export class RequestCore {
       const body = JSON.stringify({ data: result.data, errors: result.errors.map((e) => formatError(e, format)) });
       return { kind: 'result', body: withCost(body, cost), cache, operation, headers, cost };
     }
-    const body = operation.compiled.stringify(result);
+    const body = JSON.stringify(result);
     // Only error-free results are kept: an error may be transient. A hit will cost what this execution did.
     if (prepared.cacheSlot) this.options.responseCache?.store(prepared.cacheSlot, body, actual);
     return { kind: 'result', body: withCost(body, cost), cache, operation, headers, cost };

@@ -133,7 +133,7 @@ export class FanoutHub<C> {
     }
     return result.errors?.length
       ? JSON.stringify({ data: result.data, errors: result.errors.map((e) => formatError(e, this.options.format)) })
-      : prepared.compiled.stringify(result);
+      : JSON.stringify(result);
   }
 }
 
