@@ -76,7 +76,7 @@ export function traced<O extends ObservedOperation>(span: Span | undefined, oper
   return operation;
 }
 
-/** `graphql.execute` around a compiled operation's execution; field errors are counted on the span. */
+/** `graphql.execute` around an operation's execution; field errors are counted on the span. */
 export function traceExecute<R extends { errors?: readonly unknown[] }>(operation: ObservedOperation, execute: () => R | Promise<R>): R | Promise<R> {
   if (tracer === undefined) return execute();
   return withSpan('graphql.execute', (span) => {

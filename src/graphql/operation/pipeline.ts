@@ -61,7 +61,7 @@ export interface PreparedOperation {
   readonly document: DocumentNode;
   readonly operationName: string | undefined;
   readonly operationType: OperationTypeNode;
-  readonly compiled: Executable;
+  readonly executable: Executable;
   /** Stable key of (document, operation), for caches of results. */
   readonly key: string;
 }
@@ -143,19 +143,21 @@ export class OperationPipeline {
       const compiled = this.compile(query, entry, operationName ?? undefined);
       operation = compiled.operation;
       // Kept only for names the document has: any other name a client sends is refused anew.
-      if (compiled.bytes > 0) this.grow(query, entry, compiled.bytes, () => entry.operations.set(name, operation!));
+      if (compiled.bytes > 0) {
+        entry.operations.set(name, operation);
+        this.grow(query, entry, compiled.bytes);
+      }
     }
     if (operation instanceof RequestError) throw operation;
     return { operation, cost: this.checkCost(entry, operation, variables) };
   }
 
   /**
-   * Counts what an entry holds once `change` added to it. Set again so that the cache
-   * counts its new size (or drops it, now too large): lru-cache sizes a value when it is
-   * set, and setting the same value again keeps the old size.
+   * Counts `bytes` more held by an entry. Set again so that the cache counts its new size
+   * (or drops it, now too large): lru-cache sizes a value when it is set, and setting the
+   * same value again keeps the old size.
    */
-  private grow(query: string, entry: DocumentEntry, bytes: number, change?: () => void): void {
-    change?.();
+  private grow(query: string, entry: DocumentEntry, bytes: number): void {
     entry.bytes += bytes;
     if (this.documents.peek(query) === entry) {
       this.documents.delete(query);
@@ -226,11 +228,11 @@ export class OperationPipeline {
     }
     // The generated code, once there is any, counts in the entry (should graphql-jit stop
     // handing its source back: the most a token was measured to cost compiled).
-    const compiled = new CompiledOnRepeat(this.schema, document, operationName, (sourceChars) =>
+    const executable = new CompiledOnRepeat(this.schema, document, operationName, (sourceChars) =>
       this.grow(query, entry, sourceChars !== undefined ? sourceChars * BYTES_PER_COMPILED_CHAR : tokenCount(document) * 3_000),
     );
     return {
-      operation: { document, operationName, operationType: ast.operation, compiled, key: `${operationName ?? ''}\u0000${query}` },
+      operation: { document, operationName, operationType: ast.operation, executable, key: `${operationName ?? ''}\u0000${query}` },
       bytes: ENTRY_BASE_BYTES,
     };
   }

@@ -106,5 +106,5 @@ async function executeNow(prepared: PreparedRequest, services: Services): Promis
   const context = slot ? createContext(services, { ...prepared.caller, audience: slot.scope }, slot.recorder) : createContext(services, prepared.caller);
   const { operation, variables } = prepared;
   // observability: the `graphql.execute` span (a plain call while tracing is off).
-  return traceExecute(operation, () => operation.compiled.query(undefined, context, variables) as ExecutionResult | Promise<ExecutionResult>);
+  return traceExecute(operation, () => operation.executable.query(undefined, context, variables) as ExecutionResult | Promise<ExecutionResult>);
 }

@@ -127,7 +127,7 @@ export class FanoutHub<C> {
     let result: ExecutionResult;
     try {
       const context = createContext(this.options.services, group.caller);
-      result = (await prepared.compiled.query(event, context, group.variables)) as ExecutionResult;
+      result = (await prepared.executable.query(event, context, group.variables)) as ExecutionResult;
     } catch (error) {
       result = { data: null, errors: [internalError(error)] };
     }
