@@ -200,13 +200,9 @@ export class PostService {
       updated_at: now,
     };
     try {
-      await this.db.transaction().execute(async (trx) => {
-        const author = await trx.selectFrom('users').select('id').where('id', '=', row.author_id).executeTakeFirst();
-        if (!author) throw new NotFoundError('User');
-        await trx.insertInto('posts').values(row).execute();
-      });
+      await this.db.insertInto('posts').values(row).execute();
     } catch (err) {
-      // The author was deleted between the check and the insert.
+      // No such author (or deleted meanwhile): the foreign key decides, in one statement.
       if (isForeignKeyViolation(err)) throw new NotFoundError('User');
       throw err;
     }
@@ -232,10 +228,11 @@ export class PostService {
     const current = await this.loadForWrite(writer, id);
     if (Object.keys(changes).length === 0) return toPost(current);
     changes.updated_at = nowIso();
-    const result = await this.db.updateTable('posts').set(changes).where('id', '=', id).executeTakeFirst();
-    if (result.numUpdatedRows === 0n) throw new NotFoundError('Post');
+    // The row as this update left it, from the same statement.
+    const updated = await this.db.updateTable('posts').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+    if (!updated) throw new NotFoundError('Post');
     await this.deps.versions.bump(changedPost(current));
-    return this.reload(id);
+    return toPost(updated);
   }
 
   /** publishPost: write:posts, own post unless admin. Publishing twice emits one event. */
@@ -244,15 +241,17 @@ export class PostService {
     checkId('id', id);
     const current = await this.loadForWrite(writer, id);
     // The `published = 0` condition makes the transition happen once even under concurrency.
-    const result = await this.db
+    const published = await this.db
       .updateTable('posts')
       .set({ published: 1, updated_at: nowIso() })
       .where('id', '=', id)
       .where('published', '=', 0)
+      .returningAll()
       .executeTakeFirst();
-    if (result.numUpdatedRows > 0n) await this.deps.versions.bump(changedPost(current));
-    const post = await this.reload(id);
-    if (result.numUpdatedRows > 0n) await this.emitPublished(post);
+    if (!published) return this.reload(id);
+    await this.deps.versions.bump(changedPost(current));
+    const post = toPost(published);
+    await this.emitPublished(post);
     return post;
   }
 
