@@ -200,19 +200,22 @@ export class UserService {
     if (patch.age !== undefined) changes.age = patch.age === null ? null : checkAge(patch.age);
     if (patch.avatar !== undefined) changes.avatar = patch.avatar === null ? null : checkAvatar(patch.avatar);
 
-    if (Object.keys(changes).length > 0) {
-      try {
-        const result = await this.db.updateTable('users').set(changes).where('id', '=', id).executeTakeFirst();
-        if (result.numUpdatedRows === 0n) throw new NotFoundError('User');
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new BadUserInputError('email', 'Email already in use');
-        throw err;
-      }
-      await this.deps.versions.bump(changedUser(id));
+    if (Object.keys(changes).length === 0) {
+      const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row) throw new NotFoundError('User');
+      return toUser(row);
     }
-    const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!row) throw new NotFoundError('User');
-    return toUser(row);
+    let updated;
+    try {
+      // The row as this update left it, from the same statement.
+      updated = await this.db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new BadUserInputError('email', 'Email already in use');
+      throw err;
+    }
+    if (!updated) throw new NotFoundError('User');
+    await this.deps.versions.bump(changedUser(id));
+    return toUser(updated);
   }
 
   /**
