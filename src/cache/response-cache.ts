@@ -27,10 +27,11 @@ export interface CacheSlot {
 
 interface Entry {
   /**
-   * The JSON text. A string, not bytes: node:http writes a string body in one piece with
-   * the head, and a hit sent as a Buffer cost ~15 µs more (docs/decisions.md).
+   * The JSON text; its bytes when large (src/graphql/operation/cost-report.ts). Small
+   * bodies stay strings: node:http writes one in one piece with the head, and a small hit
+   * sent as a Buffer cost ~15 µs more (docs/decisions.md).
    */
-  readonly body: string;
+  readonly body: Body;
   /** What its execution cost the caller (docs/limits.md, "Cost"): a hit is charged the same. */
   readonly cost: number | undefined;
   readonly tags: readonly string[];
@@ -39,7 +40,10 @@ interface Entry {
   checkedAt: number;
 }
 
-export type Lookup = { body: string; cost: number | undefined } | CacheSlot | undefined;
+/** A body as kept: JSON text, or its UTF-8 bytes. */
+export type Body = string | Buffer;
+
+export type Lookup = { body: Body; cost: number | undefined } | CacheSlot | undefined;
 
 export class ResponseCache {
   private readonly entries: LRUCache<string, Entry>;
@@ -63,7 +67,7 @@ export class ResponseCache {
       ttl: 300_000,
       // Characters count twice: V8 keeps a string with any non-Latin-1 character in two bytes each.
       // Tags are counted at their length (an id in a tag is the client's), each with its version.
-      sizeCalculation: (entry, key) => (entry.body.length + key.length) * 2 + tagsBytes(entry.tags) + 96,
+      sizeCalculation: (entry, key) => bodyBytes(entry.body) + key.length * 2 + tagsBytes(entry.tags) + 96,
     });
     this.lastTags = new LRUCache<string, readonly string[]>({
       max: 10_000,
@@ -129,12 +133,12 @@ export class ResponseCache {
    * Stores an error-free result under the key its execution earned, if all it read is
    * known to be unchanged since; `cost` is what the execution cost (its objects).
    */
-  store(slot: CacheSlot, body: string, cost?: number): void {
+  store(slot: CacheSlot, body: Body, cost?: number): void {
     const { recorder, scope } = slot;
     const local = this.versions.local;
     if (!local) this.lastTags.set(slot.base, recorder.tags);
     if (!recorder.complete) return;
-    const entry: Entry = { body: flat(body), cost, tags: recorder.tags, versions: recorder.versions, checkedAt: -1 };
+    const entry: Entry = { body: typeof body === 'string' ? flat(body) : body, cost, tags: recorder.tags, versions: recorder.versions, checkedAt: -1 };
     const key = `${scopeKey(scope.caller, scope.level)}\u0001${slot.base}`;
     // A write that committed during execution already made it old: not worth the space.
     if (local && !isCurrent(entry, local)) return;
@@ -148,7 +152,7 @@ export class ResponseCache {
     return false;
   }
 
-  private hit(entry: Entry): { body: string; cost: number | undefined } {
+  private hit(entry: Entry): { body: Body; cost: number | undefined } {
     this.stats.hits++;
     return { body: entry.body, cost: entry.cost };
   }
@@ -189,4 +193,9 @@ function isCurrent(entry: Entry, local: LocalVersions): boolean {
  */
 function flat(body: string): string {
   return Buffer.from(body, 'utf8').toString('utf8');
+}
+
+/** What a body holds: a string two bytes a character at most, bytes as they are. */
+function bodyBytes(body: Body): number {
+  return typeof body === 'string' ? body.length * 2 : body.length;
 }

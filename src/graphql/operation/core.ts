@@ -4,9 +4,9 @@ import type { Services } from '../../domain/services.js';
 import { clientKey, limitHeaders, limiterKey } from '../../rate-limit/limiter.js';
 import type { BucketAnswer, CostBucket } from '../../rate-limit/cost-bucket.js';
 import type { RequestLimit } from '../../rate-limit/request-limit.js';
-import type { ResponseCache } from '../../cache/response-cache.js';
+import type { Body, ResponseCache } from '../../cache/response-cache.js';
 import { actualCost } from './actual-cost.js';
-import { costHeaders, withCost, type CostReport } from './cost-report.js';
+import { bodyOf, costHeaders, withCost, type CostReport } from './cost-report.js';
 import { CostOverLimit, InvalidVariables, RateLimited, RequestError, Unauthenticated, formatError, type FormatOptions } from './errors.js';
 import type { PreparedOperation } from './pipeline.js';
 import { execute, type OperationParams, type PreparedRequest, type RequestPreparer, type Transport } from './request.js';
@@ -64,8 +64,8 @@ interface Answered {
 export type Answer =
   /** Refused before execution: no `data`, the status of its first error. */
   | (Answered & { readonly kind: 'refused'; readonly status: number; readonly errors: readonly GraphQLError[] })
-  /** Executed (or answered from the response cache): the response body as JSON text. */
-  | (Answered & { readonly kind: 'result'; readonly body: string; readonly cache: 'hit' | 'miss' | 'none' })
+  /** Executed (or answered from the response cache): the response body, JSON text or (large) its bytes. */
+  | (Answered & { readonly kind: 'result'; readonly body: Body; readonly cache: 'hit' | 'miss' | 'none' })
   /** A subscription to start (sockets only), its variables checked; `variablesKey` is their coerced JSON. */
   | (Answered & {
       readonly kind: 'subscription';
@@ -117,7 +117,7 @@ export class RequestCore {
       };
       if ('cached' in admission) {
         // A cached answer costs what its execution cost (an entry stored without it: counted from its data).
-        const actual = Math.min(admission.cost, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached).data));
+        const actual = Math.min(admission.cost, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached.toString()).data));
         await charge(admission.cost, actual);
         return { kind: 'result', body: withCost(admission.cached, cost!), cache: 'hit', operation, headers, cost };
       }
@@ -211,10 +211,10 @@ export class RequestCore {
     }
     const cache = prepared.cacheSlot ? 'miss' : 'none';
     if (result.errors) {
-      const body = JSON.stringify({ data: result.data, errors: result.errors.map((e) => formatError(e, format)) });
+      const body = bodyOf(JSON.stringify({ data: result.data, errors: result.errors.map((e) => formatError(e, format)) }));
       return { kind: 'result', body: withCost(body, cost), cache, operation, headers, cost };
     }
-    const body = JSON.stringify(result);
+    const body = bodyOf(JSON.stringify(result));
     // Only error-free results are kept: an error may be transient. A hit will cost what this execution did.
     if (prepared.cacheSlot) this.options.responseCache?.store(prepared.cacheSlot, body, actual);
     return { kind: 'result', body: withCost(body, cost), cache, operation, headers, cost };

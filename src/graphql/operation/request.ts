@@ -1,7 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { Caller } from '../../domain/caller.js';
 import type { Services } from '../../domain/services.js';
-import type { CacheSlot, ResponseCache } from '../../cache/response-cache.js';
+import type { Body, CacheSlot, ResponseCache } from '../../cache/response-cache.js';
 import { traceExecute } from '../../observability/tracing.js';
 import { createContext } from '../context.js';
 import { BadRequest, MethodNotAllowed } from './errors.js';
@@ -46,12 +46,12 @@ export interface PreparedRequest {
 }
 
 /**
- * A cached response (its JSON text) of the operation, with the cost it asks (`cost`) and
+ * A cached response (its JSON text, or bytes when large) of the operation, with the cost it asks (`cost`) and
  * what its execution cost (`cachedCost`, undefined for an entry stored without it); or
  * the request to execute.
  */
 export type Admission =
-  | { readonly cached: string; readonly cachedCost: number | undefined; readonly operation: PreparedOperation; readonly cost: number }
+  | { readonly cached: Body; readonly cachedCost: number | undefined; readonly operation: PreparedOperation; readonly cost: number }
   | { readonly prepared: PreparedRequest };
 
 export class RequestPreparer {

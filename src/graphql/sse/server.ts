@@ -154,7 +154,7 @@ export function graphqlSse(app: FastifyInstance, options: GraphqlSseOptions): Gr
       if (answer.status === 401 && identity.rejected) options.refuseCredential(reply, identity);
       return refuse(request, reply, new RequestError(answer.errors, answer.status), format, answer.cost);
     }
-    if (answer.kind === 'result') return answerOnce(request, reply, answer.body, 200);
+    if (answer.kind === 'result') return answerOnce(request, reply, answer.body.toString(), 200);
 
     const stream = newStream(reply);
     const member = await hub.subscribe({

@@ -219,7 +219,7 @@ export function attachGraphqlWs(httpServer: Server, options: GraphqlWsOptions): 
     options.observability?.executed(payload, operation!, caller); // observability: executed or subscribed
     if (answer.kind === 'result') {
       // The client may have completed it meanwhile: then nothing is sent.
-      if (stillWanted()) send(connection, nextMessage(id, answer.body));
+      if (stillWanted()) send(connection, nextMessage(id, answer.body.toString()));
       return { ...args, contextValue: { answered: true } satisfies Run };
     }
     // Checked and counted after the last await, so concurrent subscribes cannot both pass at 100.
