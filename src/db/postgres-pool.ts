@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { isPreparedStatementError, StatementNames } from './statement-names.js';
 
 /**
@@ -33,9 +34,16 @@ export interface CountedPostgresPool extends PostgresPool {
   readonly waitingCount: number;
 }
 
+/**
+ * `pg` loads when a pool is made: a service on SQLite never loads it, nor the fetch stack
+ * its runtime check pulls in (~85 ms of CPU at each start; docs/decisions.md, "Start-up").
+ * Through `require`, where tracing's instrumentation patches it as it loads.
+ */
+const loadPg = (): typeof pg => createRequire(import.meta.url)('pg') as typeof pg;
+
 export function createPostgresPool(options: PoolOptions): CountedPostgresPool {
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: options.url,
     max: options.poolSize,
     // Also bounds the wait for a free connection while all of them are busy, so a

@@ -1,4 +1,3 @@
-import { SpanKind } from '@opentelemetry/api';
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely';
 import { tracingEnabled, withSpan } from '../observability/tracing.js';
 
@@ -15,7 +14,7 @@ const OPERATION = /^\s*([a-z]+)/i;
 
 function statementSpan<T>(sql: string, run: () => Promise<T>): Promise<T> {
   return withSpan(operationOf(sql), run, {
-    kind: SpanKind.CLIENT,
+    kind: 'client',
     attributes: () => ({ 'db.system.name': 'sqlite', 'db.query.text': sql, 'db.operation.name': operationOf(sql) }),
   });
 }

@@ -1,4 +1,3 @@
-import { register } from 'node:module';
 import { enableTracing } from './tracing.js';
 
 /**
@@ -16,13 +15,12 @@ export interface TracingOptions {
 
 /** Starts exporting; the returned function flushes what is buffered and stops. */
 export async function startTracing(options: TracingOptions): Promise<() => Promise<void>> {
-  // The app is ESM: `import … from 'ioredis'` does not pass through `require`, where
-  // require-in-the-middle would see it; the ESM loader hook does. Only these two
-  // packages go through it, so no other module pays for the hook.
-  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, { data: { include: ['ioredis', 'pg'] } });
-
-  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources, { registerInstrumentations }, fastifyOtel, pg, ioredis] =
+  // `pg` and `ioredis` load through `require` when the first pool or connection is made
+  // (src/db/postgres-pool.ts, src/store/redis-client.ts), after this: their
+  // instrumentations patch them there, and no ESM loader hook is needed.
+  const [api, { NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources, { registerInstrumentations }, fastifyOtel, pg, ioredis] =
     await Promise.all([
+      import('@opentelemetry/api'),
       import('@opentelemetry/sdk-trace-node'),
       import('@opentelemetry/exporter-trace-otlp-http'),
       import('@opentelemetry/resources'),
@@ -63,7 +61,7 @@ export async function startTracing(options: TracingOptions): Promise<() => Promi
       new ioredis.IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
   });
-  enableTracing();
+  enableTracing(api);
   return () => provider.shutdown();
 }
 

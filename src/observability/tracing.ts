@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import type { Attributes, Span, Tracer } from '@opentelemetry/api';
 import { operationNameOf, type ObservedOperation } from './operation.js';
 
 /**
@@ -9,11 +9,16 @@ import { operationNameOf, type ObservedOperation } from './operation.js';
  * object is built (README, "Observability").
  */
 
+type OpenTelemetryApi = typeof import('@opentelemetry/api');
+
+/** The API as the tracing start-up loaded it: a service without tracing never loads it (~60 ms of a start). */
+let api: OpenTelemetryApi | undefined;
 let tracer: Tracer | undefined;
 
 /** Called once by the tracing start-up, after the SDK's provider is registered. */
-export function enableTracing(): void {
-  tracer = trace.getTracer('inkwell');
+export function enableTracing(otel: OpenTelemetryApi): void {
+  api = otel;
+  tracer = otel.trace.getTracer('inkwell');
 }
 
 /** True when spans are exported; false (the default) makes every helper a plain call. */
@@ -22,7 +27,8 @@ export function tracingEnabled(): boolean {
 }
 
 export interface SpanOptions {
-  kind?: SpanKind;
+  /** The span's kind: `internal` unless it is a call to another system (a SQL statement). */
+  kind?: 'internal' | 'client';
   /** Built only when the span records, so an attribute object costs nothing when tracing is off. */
   attributes?: () => Attributes;
 }
@@ -34,7 +40,8 @@ export interface SpanOptions {
  */
 export function withSpan<T>(name: string, fn: (span: Span | undefined) => T, options?: SpanOptions): T {
   if (tracer === undefined) return fn(undefined);
-  return tracer.startActiveSpan(name, { kind: options?.kind ?? SpanKind.INTERNAL }, (span) => {
+  const kind = options?.kind === 'client' ? api!.SpanKind.CLIENT : api!.SpanKind.INTERNAL;
+  return tracer.startActiveSpan(name, { kind }, (span) => {
     const recording = span.isRecording() ? span : undefined;
     if (recording && options?.attributes) recording.setAttributes(options.attributes());
     let result: T;
@@ -93,7 +100,7 @@ export function traceExecute<R extends { errors?: readonly unknown[] }>(operatio
 
 function failed(span: Span, error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.setStatus({ code: api!.SpanStatusCode.ERROR, message });
   if (error instanceof Error) span.recordException(error);
 }
 

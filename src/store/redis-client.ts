@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 
 /**
  * How every Inkwell Redis connection behaves. Redis is a shared accelerator, not the
@@ -27,6 +28,13 @@ export interface RedisConnectionOptions {
   commandTimeoutMs?: number;
 }
 
+/**
+ * `ioredis` loads with the first connection: a service without REDIS_URL never loads it
+ * (~60 ms of CPU at each start; docs/decisions.md, "Start-up"). Through `require`, where
+ * tracing's instrumentation patches it as it loads.
+ */
+const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis;
+
 export function connectRedis(
   url: string,
   name: string,
@@ -34,7 +42,7 @@ export function connectRedis(
   options: RedisConnectionOptions = {},
 ): Redis {
   const commandTimeoutMs = options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS;
-  const client = new Redis(url, {
+  const client = new (loadRedis())(url, {
     connectionName: `inkwell-${name}`,
     enableAutoPipelining: true,
     enableOfflineQueue: false,
