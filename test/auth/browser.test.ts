@@ -1,6 +1,6 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumInstalled, launchChromium } from '../helpers/browser.js';
+import { chromiumInstalled, openChromium, type ChromiumSession } from '../helpers/browser.js';
 import { startTestIdp, type TestIdp } from '../helpers/oidc-provider.js';
 import { testBackend, type TestServer } from '../helpers/server.js';
 import { PASSWORD, cookies as cookieHeader, freePort, register, startServerAt, uniqueEmail } from './helpers.js';
@@ -15,7 +15,7 @@ import { PASSWORD, cookies as cookieHeader, freePort, register, startServerAt, u
 const run = testBackend === 'sqlite' && (chromiumInstalled() || Boolean(process.env.CI));
 
 describe.runIf(run)('the pages in Chromium', () => {
-  let browser: Browser;
+  let browser: ChromiumSession;
   let s: TestServer;
   let idp: TestIdp;
   const user = { email: uniqueEmail('reader'), name: 'Rita Reader' };
@@ -28,7 +28,7 @@ describe.runIf(run)('the pages in Chromium', () => {
     await register(s.url, user.email, PASSWORD, user.name);
     await register(s.url, admin.email, PASSWORD, admin.name);
     await s.inkwell.services.users.setRole(admin.email, 'admin');
-    browser = await launchChromium();
+    browser = await openChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,7 +1,7 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD, bearer, gqlAt, login, register, signUpAs, startServerAt, uniqueEmail } from '../auth/helpers.js';
-import { chromiumInstalled, launchChromium } from '../helpers/browser.js';
+import { chromiumInstalled, openChromium, type ChromiumSession } from '../helpers/browser.js';
 import type { TestServer } from '../helpers/server.js';
 
 // GraphiQL in a real browser (Debian's Chromium through playwright-core), with the
@@ -29,7 +29,7 @@ interface Editor {
 }
 
 describe.runIf(run)('GraphiQL in Chromium, offline but for loopback', () => {
-  let browser: Browser;
+  let browser: ChromiumSession;
   let s: TestServer;
   const user = { email: uniqueEmail('graphiql'), name: 'Gina Graphiql' };
   let postId: string;
@@ -45,7 +45,7 @@ describe.runIf(run)('GraphiQL in Chromium, offline but for loopback', () => {
       { headers: bearer(editor.accessToken) },
     );
     postId = created.body.data.createPost.id;
-    browser = await launchChromium();
+    browser = await openChromium();
   });
   afterAll(async () => {
     await browser?.close();

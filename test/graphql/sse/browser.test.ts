@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumInstalled, launchChromium } from '../../helpers/browser.js';
+import { chromiumInstalled, openChromium, type ChromiumSession } from '../../helpers/browser.js';
 import { startServer, testBackend, type TestServer } from '../../helpers/server.js';
 import { account, post } from './helpers.js';
 
@@ -18,7 +18,7 @@ const run = testBackend === 'sqlite' && (chromiumInstalled() || Boolean(process.
 const UMD = fileURLToPath(new URL('../../../node_modules/graphql-sse/umd/graphql-sse.js', import.meta.url));
 
 describe.runIf(run)('graphql-sse in Chromium', () => {
-  let browser: Browser;
+  let browser: ChromiumSession;
   let server: TestServer;
   let app: Server;
   let page: Page;
@@ -30,7 +30,7 @@ describe.runIf(run)('graphql-sse in Chromium', () => {
       res.end('<!doctype html><title>app</title><body>app</body>');
     });
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await (await browser.newContext()).newPage();
     await page.goto(`http://127.0.0.1:${(app.address() as { port: number }).port}/`);
     await page.addScriptTag({ path: UMD });

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumInstalled, launchChromium } from '../../helpers/browser.js';
+import { chromiumInstalled, openChromium, type ChromiumSession } from '../../helpers/browser.js';
 import { startServerAt, testBackend, type TestServer } from '../../helpers/server.js';
 import { PASSWORD, register, uniqueEmail } from '../../auth/helpers.js';
 
@@ -27,7 +27,7 @@ async function pageServer(): Promise<{ server: Server; origin: string }> {
 type Outcome = { ok: true; status: number; body: any; headers: Record<string, string | null> } | { ok: false; error: string };
 
 describe.runIf(run)('a browser app on another origin, in Chromium', () => {
-  let browser: Browser;
+  let browser: ChromiumSession;
   let context: BrowserContext;
   let s: TestServer;
   let allowed: { server: Server; origin: string };
@@ -41,7 +41,7 @@ describe.runIf(run)('a browser app on another origin, in Chromium', () => {
     [allowed, other] = await Promise.all([pageServer(), pageServer()]);
     s = await startServerAt({ NODE_ENV: 'production', BCRYPT_COST: '10', CORS_ORIGINS: allowed.origin });
     await register(s.url, email, PASSWORD, 'App User');
-    browser = await launchChromium();
+    browser = await openChromium();
     context = await browser.newContext();
   });
   afterAll(async () => {

@@ -3,10 +3,9 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD, register, uniqueEmail } from '../../auth/helpers.js';
-import { chromiumInstalled, launchChromium } from '../../helpers/browser.js';
+import { chromiumInstalled, openChromium, type ChromiumSession } from '../../helpers/browser.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { ROOT, scratchDir } from '../ops/helpers.js';
 import { live, snippet } from './readme.js';
@@ -57,7 +56,7 @@ describe('in Node', () => {
 });
 
 describe.runIf(chromiumInstalled() || Boolean(process.env.CI))('in Chromium, on another origin of the same site', () => {
-  let browser: Browser;
+  let browser: ChromiumSession;
   let app: { server: Server; origin: string };
 
   beforeAll(async () => {
@@ -85,7 +84,7 @@ describe.runIf(chromiumInstalled() || Boolean(process.env.CI))('in Chromium, on 
     });
     await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
     app = { server: pages, origin: `http://127.0.0.1:${(pages.address() as { port: number }).port}` };
-    browser = await launchChromium();
+    browser = await openChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,8 +1,7 @@
 import { rmSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD, register, uniqueEmail } from '../../auth/helpers.js';
-import { chromiumInstalled, launchChromium } from '../../helpers/browser.js';
+import { chromiumInstalled, openChromium, type ChromiumSession } from '../../helpers/browser.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { scratchDir } from '../ops/helpers.js';
 import { live, snippet } from './readme.js';
@@ -79,9 +78,9 @@ describe('in Node', () => {
 });
 
 describe.runIf(chromiumInstalled() || Boolean(process.env.CI))('in Chromium, on a page of the API origin', () => {
-  let browser: Browser;
+  let browser: ChromiumSession;
   beforeAll(async () => {
-    browser = await launchChromium();
+    browser = await openChromium();
   });
   afterAll(async () => {
     await browser?.close();

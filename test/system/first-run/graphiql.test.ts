@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumInstalled, launchChromium } from '../../helpers/browser.js';
+import { chromiumInstalled, openChromium, type ChromiumSession } from '../../helpers/browser.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 
 /**
@@ -57,9 +56,9 @@ describe('GraphiQL on a first visit', () => {
   });
 
   describe.runIf(chromiumInstalled() || Boolean(process.env.CI))('in Chromium', () => {
-    let browser: Browser;
+    let browser: ChromiumSession;
     beforeAll(async () => {
-      browser = await launchChromium();
+      browser = await openChromium();
     });
     afterAll(async () => {
       await browser?.close();
