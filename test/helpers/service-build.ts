@@ -12,8 +12,8 @@ import { build, type Plugin } from 'esbuild';
  *
  * Each entry point is bundled by esbuild with its dependencies. Left outside: native
  * addons and the hashing threads' package, which load files of their own; `pg` and
- * `ioredis`, which tracing patches as they load, and tracing's packages, which must
- * share one registry with the loader hook (src/observability/tracing-start.ts);
+ * `ioredis`, which the service `require`s on first use and tracing patches as they load,
+ * and tracing's packages, which patch them (src/observability/tracing-start.ts);
  * `@fastify/cookie`, whose `await import('cookie')` esbuild's interop answers without
  * the named exports Node gives it. Type checking is `npm run typecheck`'s job. The
  * build is kept under .tmp/ in a folder named by a hash of src/ and of this file: built

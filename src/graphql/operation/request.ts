@@ -55,6 +55,7 @@ export interface CheckedRequest {
   readonly cost: number;
   /** An automatic persisted query's text to register under its hash once admitted. */
   readonly registerAs: string | undefined;
+  /** The document's text (a persisted query's, once resolved). */
   readonly query: string;
 }
 
