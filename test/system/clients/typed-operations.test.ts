@@ -18,7 +18,8 @@ import { live, snippet } from './readme.js';
  */
 const require = createRequire(import.meta.url);
 const CODEGEN = join(require.resolve('@graphql-codegen/cli/package.json'), '..', 'cjs', 'bin.js');
-const TSC = require.resolve('typescript/bin/tsc');
+// TypeScript 7 exports no `bin/tsc` subpath: the file beside its package.json.
+const TSC = join(require.resolve('typescript/package.json'), '..', 'bin', 'tsc');
 const TSX = pathToFileURL(require.resolve('tsx')).href;
 
 /** A front-end project's compiler settings, as Vite's TypeScript templates write them. */
