@@ -22,55 +22,74 @@ export interface Loaders {
   reactionsByPost(page: Page): DataLoader<string, Reaction[]>;
 }
 
-export function createLoaders(services: Services, caller: Caller, reads: Reads): Loaders {
-  let user: Loaders['user'] | undefined;
-  let postWithLikes: Loaders['postWithLikes'] | undefined;
-  let book: Loaders['book'] | undefined;
-  let postsCount: Loaders['postsCount'] | undefined;
-  let likes: Loaders['likes'] | undefined;
-  const postsByAuthor = new Map<string, DataLoader<string, Post[]>>();
-  const reactionsByPost = new Map<string, DataLoader<string, Reaction[]>>();
+/**
+ * A class, not an object literal with getters: a literal's getters are closures made per
+ * request, and V8 gives each such object a hidden class of its own, kept in the old
+ * generation. Pointing at the request's loaders, it kept everything they reached alive
+ * through every young collection until a full one (docs/decisions.md, "Per-request loaders").
+ */
+class RequestLoaders implements Loaders {
+  #user: Loaders['user'] | undefined;
+  #postWithLikes: Loaders['postWithLikes'] | undefined;
+  #book: Loaders['book'] | undefined;
+  #postsCount: Loaders['postsCount'] | undefined;
+  #likes: Loaders['likes'] | undefined;
+  readonly #postsByAuthor = new Map<string, DataLoader<string, Post[]>>();
+  readonly #reactionsByPost = new Map<string, DataLoader<string, Reaction[]>>();
 
-  const loaders: Loaders = {
-    get user() {
-      return (user ??= new DataLoader((ids) => services.users.byIds(ids, reads)));
-    },
-    get postWithLikes() {
-      return (postWithLikes ??= new DataLoader(async (ids) => {
-        const found = await services.posts.byIdsWithLikes(caller, ids, reads);
-        // The cached entry carries the like count: `likes` needs no query.
-        for (const entry of found) if (entry) loaders.likes.prime(entry.post.id, entry.likes);
-        return found;
-      }));
-    },
-    get book() {
-      return (book ??= new DataLoader((ids) => services.books.byIds(ids, reads)));
-    },
-    get postsCount() {
-      return (postsCount ??= new DataLoader((ids) => services.users.postsCountByAuthors(caller, ids, reads)));
-    },
-    get likes() {
-      return (likes ??= new DataLoader((ids) => services.posts.likesByPostIds(ids, reads)));
-    },
-    // One loader per page, because a batch query takes one limit and offset for all keys.
-    postsByAuthor(page) {
-      const key = `${page.limit}:${page.offset}`;
-      let loader = postsByAuthor.get(key);
-      if (!loader) {
-        loader = new DataLoader((ids) => services.posts.byAuthors(caller, ids, page, reads));
-        postsByAuthor.set(key, loader);
-      }
-      return loader;
-    },
-    reactionsByPost(page) {
-      const key = `${page.limit}:${page.offset}`;
-      let loader = reactionsByPost.get(key);
-      if (!loader) {
-        loader = new DataLoader((ids) => services.reactions.byPosts(ids, page, reads));
-        reactionsByPost.set(key, loader);
-      }
-      return loader;
-    },
-  };
-  return loaders;
+  constructor(
+    private readonly services: Services,
+    private readonly caller: Caller,
+    private readonly reads: Reads,
+  ) {}
+
+  get user(): Loaders['user'] {
+    return (this.#user ??= new DataLoader((ids) => this.services.users.byIds(ids, this.reads)));
+  }
+
+  get postWithLikes(): Loaders['postWithLikes'] {
+    return (this.#postWithLikes ??= new DataLoader(async (ids) => {
+      const found = await this.services.posts.byIdsWithLikes(this.caller, ids, this.reads);
+      // The cached entry carries the like count: `likes` needs no query.
+      for (const entry of found) if (entry) this.likes.prime(entry.post.id, entry.likes);
+      return found;
+    }));
+  }
+
+  get book(): Loaders['book'] {
+    return (this.#book ??= new DataLoader((ids) => this.services.books.byIds(ids, this.reads)));
+  }
+
+  get postsCount(): Loaders['postsCount'] {
+    return (this.#postsCount ??= new DataLoader((ids) => this.services.users.postsCountByAuthors(this.caller, ids, this.reads)));
+  }
+
+  get likes(): Loaders['likes'] {
+    return (this.#likes ??= new DataLoader((ids) => this.services.posts.likesByPostIds(ids, this.reads)));
+  }
+
+  // One loader per page, because a batch query takes one limit and offset for all keys.
+  postsByAuthor(page: Page): DataLoader<string, Post[]> {
+    const key = `${page.limit}:${page.offset}`;
+    let loader = this.#postsByAuthor.get(key);
+    if (!loader) {
+      loader = new DataLoader((ids) => this.services.posts.byAuthors(this.caller, ids, page, this.reads));
+      this.#postsByAuthor.set(key, loader);
+    }
+    return loader;
+  }
+
+  reactionsByPost(page: Page): DataLoader<string, Reaction[]> {
+    const key = `${page.limit}:${page.offset}`;
+    let loader = this.#reactionsByPost.get(key);
+    if (!loader) {
+      loader = new DataLoader((ids) => this.services.reactions.byPosts(ids, page, this.reads));
+      this.#reactionsByPost.set(key, loader);
+    }
+    return loader;
+  }
+}
+
+export function createLoaders(services: Services, caller: Caller, reads: Reads): Loaders {
+  return new RequestLoaders(services, caller, reads);
 }
