@@ -4,8 +4,9 @@ import type { Db } from './connect.js';
 /**
  * For each key, the newest `n` rows of `table` whose `column` is that key (by
  * `created_at`, ties by `id`), grouped by key in the order given, newest first, in one
- * statement; callers slice their page's offset off each key's rows. Each key's rows are read through the table's `(column, created_at)` index and stop at
- * `n`, however many the key has; a window over all of a key's rows read every one
+ * statement; callers slice their page's offset off each key's rows. Each key's rows are
+ * read through the table's `(column, created_at, id)` index and stop at `n`, however
+ * many the key has; a window over all of a key's rows read every one
  * (docs/decisions.md, 2026-11-26). The keys go as one JSON parameter, so any number of
  * them is one statement text. `filter` narrows the rows, written on the alias `q`.
  */
