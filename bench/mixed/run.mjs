@@ -251,11 +251,12 @@ function mixLabel({ mix, writes }) {
 
 /**
  * Inkwell instances of one round in measuring order: per cache setting, the baseline
- * build and the current one, their order swapped every other round (drift cancels).
+ * build and the current one; both orders reversed every other round, so that the
+ * machine's drift within a round favours neither build nor cache setting.
  */
 function inkwellOrder(caches, builds, round) {
-  const order = round % 2 === 0 ? builds : [...builds].reverse();
-  return caches.flatMap((cache) => order.map((build) => ({ key: `${build}-${cache}`, build, cache })));
+  const flip = (list) => (round % 2 === 0 ? list : [...list].reverse());
+  return flip(caches).flatMap((cache) => flip(builds).map((build) => ({ key: `${build}-${cache}`, build, cache })));
 }
 
 /** One run against one server, after the machine is quiet; waits until the server is idle again. */
