@@ -10,6 +10,7 @@ import { bodyOf, costHeaders, withCost, type CostReport } from './cost-report.js
 import { CostOverLimit, InvalidVariables, RateLimited, RequestError, Unauthenticated, formatError, type FormatOptions } from './errors.js';
 import type { PreparedOperation } from './pipeline.js';
 import { execute, type OperationParams, type PreparedRequest, type RequestPreparer, type Transport } from './request.js';
+import { nextSlice } from './slices.js';
 
 export type { CostReport } from './cost-report.js';
 
@@ -119,6 +120,10 @@ export class RequestCore {
         // A cached answer costs what its execution cost (an entry stored without it: counted from its data).
         const actual = Math.min(admission.cost, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached.toString()).data));
         await charge(admission.cost, actual);
+        // Answered in a slice of the check phase, as executions start (./slices.ts): the hits
+        // of a turn then write their sockets together, after the poll phase read every request
+        // (docs/decisions.md, "Hits are answered in a slice too").
+        await nextSlice();
         return { kind: 'result', body: withCost(admission.cached, cost!), cache: 'hit', operation, headers, cost };
       }
       const { prepared } = admission;

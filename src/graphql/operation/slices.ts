@@ -6,6 +6,8 @@ import { TurnWork, nextCheckPhase } from '../../turn.js';
  * path"). libuv accepts one new connection per iteration, and with SQLite an execution
  * never waits for I/O: one iteration running every pending execution back to back
  * lasted seconds under load, and connections opened meanwhile waited that long.
+ * Response-cache hits are answered in the same slices (./core.ts), so that the answers
+ * of a turn are written together (docs/decisions.md, "Hits are answered in a slice too").
  */
 const SLICE_MS = 10;
 
