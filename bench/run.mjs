@@ -1,7 +1,7 @@
 /**
  * `npm run bench` (after `npm run build`): Inkwell against a raw node:http ceiling.
  *
- *   node bench/run.mjs [Q0 Q1 Q2 Q3 mixed nested standard weights literal writes writes-only ...] [--no-optional] [--env=NAME=VALUE ...]
+ *   node bench/run.mjs [Q0 Q1 Q2 Q3 mixed nested standard weights literal writes writes-only hits ...] [--no-optional] [--env=NAME=VALUE ...]
  *   BENCH_DURATION=10 BENCH_WARMUP=3 BENCH_CONNECTIONS=50 (defaults)
  *
  * Prints a markdown table and writes it to bench/results/latest.md. Exits non-zero only
@@ -25,6 +25,7 @@ const OPTIONAL = [
   ['fanout/run.mjs', 'runFanout'],
   ['postgres/run.mjs', 'runPostgres'],
   ['mixed/run.mjs', 'runMixed'],
+  ['hits/run.mjs', 'runHits'],
 ];
 
 const SHAPE = { users: 100, postsPerUser: 10 };

@@ -25,6 +25,11 @@ export const TABLES = {
     measured: 'Inkwell',
     baseline: 'reference',
   },
+  hits: {
+    title: 'A response-cache hit against executions of the same query (bench/hits/); ratio = the hit ÷ the execution',
+    measured: 'Inkwell hit',
+    baseline: 'execution',
+  },
   backends: {
     title: 'Inkwell on PostgreSQL + Redis against Inkwell on SQLite, same rounds; ratio = PostgreSQL ÷ SQLite',
     measured: 'PostgreSQL',

@@ -6,6 +6,9 @@
  *
  *   DATABASE_URL=file:…|postgres://… AUTH_SECRET=… PUBLIC_URL=<token issuer> PORT=… node bench/reference/server.mjs
  *
+ * With REFERENCE_DATA=memory (a SQLite file) it reads the users into memory at start and
+ * serves `user(id)` from there, touching no database: the hits bench (bench/hits/).
+ *
  * It reads the tables Inkwell's migrations create and never migrates anything itself.
  */
 import { readFileSync } from 'node:fs';
@@ -32,7 +35,7 @@ function required(name) {
 
 async function main() {
   const databaseUrl = required('DATABASE_URL');
-  const store = openStore(databaseUrl, { poolSize: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+  const store = openStore(databaseUrl, { poolSize: Number(process.env.DATABASE_POOL_SIZE ?? 10), memory: process.env.REFERENCE_DATA === 'memory' });
   const callerOf = createAuth({ secret: required('AUTH_SECRET'), issuer: required('PUBLIC_URL'), store });
 
   const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } });

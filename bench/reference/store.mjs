@@ -7,9 +7,34 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { postgresQueries, sqliteQueries } from './queries.mjs';
 
-/** { all(name, params), run(name, params), list(ids), close() } for a DATABASE_URL as Inkwell reads it. */
-export function openStore(databaseUrl, { poolSize = 10 } = {}) {
+/**
+ * { all(name, params), run(name, params), list(ids), close() } for a DATABASE_URL as Inkwell reads it.
+ * `memory`: the users only, read once into memory (bench/hits/: execution with no database at all).
+ */
+export function openStore(databaseUrl, { poolSize = 10, memory = false } = {}) {
+  if (memory) return memoryStore(databaseUrl.slice('file:'.length));
   return databaseUrl.startsWith('file:') ? sqliteStore(databaseUrl.slice('file:'.length)) : postgresStore(databaseUrl, poolSize);
+}
+
+/**
+ * Every user row in a Map, loaded at start from the SQLite file: `usersByIds` answers from
+ * it and every other statement is refused, so only `user(id)` and `users` by id can run.
+ */
+function memoryStore(file) {
+  const db = new SQLite(file, { readonly: true });
+  const users = new Map(db.prepare('select * from users').all().map((row) => [row.id, row]));
+  db.close();
+  return {
+    all: async (name, [ids]) => {
+      if (name !== 'usersByIds') throw new Error(`${name} is not served from memory`);
+      return ids.flatMap((id) => users.get(id) ?? []);
+    },
+    run: async (name) => {
+      throw new Error(`${name} is not served from memory`);
+    },
+    list: (ids) => ids,
+    close: async () => {},
+  };
 }
 
 function sqliteStore(file) {

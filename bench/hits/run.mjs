@@ -1,0 +1,103 @@
+/**
+ * A response-cache hit against executions of the same query (issue 20, "hits cheaper
+ * than executions"): anonymous `user(id) { id name }`, answered by
+ *   - Inkwell with its response cache on: after the first request every one is a hit;
+ *   - the same build with it off (RESPONSE_CACHE_MB=0; its entity caches stay on):
+ *     parsed once, executed every time;
+ *   - Mercurius + graphql-jit on in-memory data: the plain reference
+ *     (bench/reference/server.mjs) with REFERENCE_DATA=memory, which reads the users
+ *     into a Map at start and touches no database while measured.
+ * Each round loads all three in turn, in an order reversed every other round; a row
+ * shows the round with the median ratio, with each server's CPU µs per request.
+ *
+ *   npm run build && node bench/hits/run.mjs       (also: node bench/run.mjs hits)
+ */
+import { fileURLToPath } from 'node:url';
+import { installCleanup } from '../lib/children.mjs';
+import { waitForQuiet } from '../lib/cpu.mjs';
+import { withoutCost } from '../lib/cost-report.mjs';
+import { LOAD_DEFAULTS, runLoad } from '../lib/load.mjs';
+import { ROUNDS } from '../lib/scenario.mjs';
+import { createBenchDatabase } from '../lib/seed.mjs';
+import { postGraphQL, startService } from '../lib/service.mjs';
+import { formatTables } from '../lib/table.mjs';
+import { startReference } from '../reference/start.mjs';
+
+const HIT_TARGET = 1.2;
+const UNCACHED_TARGET = 1;
+
+/** Rows for bench/run.mjs (scenario name `hits`); none when other scenarios were asked for. */
+export async function runHits(ctx = {}) {
+  const only = ctx.only ?? [];
+  if (only.length > 0 && !only.includes('hits')) return [];
+  const db = ctx.db ?? (await createBenchDatabase({ users: 100, postsPerUser: 10 }));
+  const servers = [];
+  try {
+    const hit = await startService({ dbFile: db.dbFile, env: ctx.env });
+    servers.push(hit);
+    const executed = await startService({ dbFile: db.dbFile, env: { ...ctx.env, RESPONSE_CACHE_MB: '0' } });
+    servers.push(executed);
+    const memory = await startReference({ databaseUrl: `file:${db.dbFile}`, issuer: hit.url, env: { REFERENCE_DATA: 'memory' } });
+    servers.push(memory);
+    const sides = { hit, executed, memory };
+
+    const userId = db.userIds[0];
+    const body = JSON.stringify({ query: `{ user(id: "${userId}") { id name } }` });
+    // Every side must give the same answer (Inkwell's without its cost report), checked again on every warm-up response.
+    const answers = await Promise.all(Object.values(sides).map(async (s) => withoutCost((await postGraphQL(s.graphqlUrl, body)).bytes.toString('utf8'))));
+    if (!answers.every((a) => a === answers[0]) || !answers[0].includes(userId)) throw new Error(`hits: the servers answer differently: ${answers.join(' / ')}`);
+
+    const load = { ...LOAD_DEFAULTS, ...ctx.load };
+    const rounds = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? ['hit', 'executed', 'memory'] : ['memory', 'executed', 'hit'];
+      const results = {};
+      for (const name of order) {
+        await waitForQuiet({ log: (m) => log(m) });
+        results[name] = await runLoad({ url: sides[name].graphqlUrl, body, expectBody: answers[0], serverPid: sides[name].child.pid, ...load });
+      }
+      log(`round ${round + 1}/${ROUNDS}: ${order.map((n) => `${n} ${Math.round(results[n].rps)} req/s, ${Math.round(results[n].serverCpuUsPerReq)} µs/req`).join('; ')}`);
+      rounds.push(results);
+    }
+    return [
+      row('user(id) { id name }: Inkwell, a response-cache hit ÷ Mercurius + graphql-jit on in-memory data', rounds, 'memory', HIT_TARGET),
+      row('user(id) { id name }: Inkwell, a response-cache hit ÷ Inkwell executing it (response cache off; entity caches on)', rounds, 'executed', UNCACHED_TARGET),
+    ];
+  } finally {
+    for (const server of servers.reverse()) await server.stop();
+    if (!ctx.db) db.remove();
+  }
+}
+
+/** The round with the median ratio of hit ÷ `other` (req/s); any wrong answer or failed request fails the row. */
+function row(scenario, rounds, other, target) {
+  const withRatio = rounds.map((r) => ({ service: r.hit, ceiling: r[other], ratio: r.hit.rps / r[other].rps }));
+  const shown = [...withRatio].sort((a, b) => a.ratio - b.ratio)[Math.floor(withRatio.length / 2)];
+  const problems = withRatio.flatMap((r) => [r.service, r.ceiling]).some((x) => x.non2xx || x.errors || x.timeouts || x.warmup?.mismatches);
+  const cpu = `CPU ratio ${(shown.ceiling.serverCpuUsPerReq / shown.service.serverCpuUsPerReq).toFixed(2)}× (µs per request, theirs ÷ the hit's)`;
+  const rest = `gen ${pct(shown.service.generatorCpu)}/${pct(shown.ceiling.generatorCpu)}; other ${pct(shown.service.otherCpu)}/${pct(shown.ceiling.otherCpu)}`;
+  const all = withRatio.length > 1 ? `; rounds ${withRatio.map((r) => `${r.ratio.toFixed(2)}×`).join(', ')} (median shown)` : '';
+  return {
+    table: 'hits',
+    scenario,
+    service: shown.service,
+    ceiling: shown.ceiling,
+    ratio: shown.ratio,
+    target,
+    ...(problems ? { pass: false } : {}),
+    notes: `${cpu}; ${rest}${problems ? '; wrong answers or failed requests' : ''}${all}`,
+  };
+}
+
+const pct = (x) => (x === undefined ? '?' : `${Math.round(x * 100)}%`);
+const log = (message) => console.error(`[bench] hits: ${message}`);
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  installCleanup();
+  runHits()
+    .then((rows) => console.log(`\n${formatTables(rows)}`))
+    .catch((error) => {
+      console.error(error);
+      process.exitCode = 1;
+    });
+}
