@@ -18,7 +18,7 @@ export function openStore(databaseUrl, { poolSize = 10, memory = false } = {}) {
 
 /**
  * Every user row in a Map, loaded at start from the SQLite file: `usersByIds` answers from
- * it and every other statement is refused, so only `user(id)` and `users` by id can run.
+ * it and every other statement is refused, so only reads of users by id (`user(id)`) can run.
  */
 function memoryStore(file) {
   const db = new SQLite(file, { readonly: true });
