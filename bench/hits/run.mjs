@@ -17,6 +17,7 @@ import { installCleanup } from '../lib/children.mjs';
 import { waitForQuiet } from '../lib/cpu.mjs';
 import { withoutCost } from '../lib/cost-report.mjs';
 import { LOAD_DEFAULTS, runLoad } from '../lib/load.mjs';
+import { roundsRow } from '../lib/rounds.mjs';
 import { ROUNDS } from '../lib/scenario.mjs';
 import { createBenchDatabase } from '../lib/seed.mjs';
 import { postGraphQL, startService } from '../lib/service.mjs';
@@ -69,27 +70,11 @@ export async function runHits(ctx = {}) {
   }
 }
 
-/** The round with the median ratio of hit ÷ `other` (req/s); any wrong answer or failed request fails the row. */
+/** Hit ÷ `other` per round (bench/lib/rounds.mjs): the median round, every ratio in the notes. */
 function row(scenario, rounds, other, target) {
-  const withRatio = rounds.map((r) => ({ service: r.hit, ceiling: r[other], ratio: r.hit.rps / r[other].rps }));
-  const shown = [...withRatio].sort((a, b) => a.ratio - b.ratio)[Math.floor(withRatio.length / 2)];
-  const problems = withRatio.flatMap((r) => [r.service, r.ceiling]).some((x) => x.non2xx || x.errors || x.timeouts || x.warmup?.mismatches);
-  const cpu = `CPU ratio ${(shown.ceiling.serverCpuUsPerReq / shown.service.serverCpuUsPerReq).toFixed(2)}× (µs per request, theirs ÷ the hit's)`;
-  const rest = `gen ${pct(shown.service.generatorCpu)}/${pct(shown.ceiling.generatorCpu)}; other ${pct(shown.service.otherCpu)}/${pct(shown.ceiling.otherCpu)}`;
-  const all = withRatio.length > 1 ? `; rounds ${withRatio.map((r) => `${r.ratio.toFixed(2)}×`).join(', ')} (median shown)` : '';
-  return {
-    table: 'hits',
-    scenario,
-    service: shown.service,
-    ceiling: shown.ceiling,
-    ratio: shown.ratio,
-    target,
-    ...(problems ? { pass: false } : {}),
-    notes: `${cpu}; ${rest}${problems ? '; wrong answers or failed requests' : ''}${all}`,
-  };
+  return roundsRow({ table: 'hits', scenario, rounds: rounds.map((r) => ({ service: r.hit, ceiling: r[other] })), target, sides: ['hit', other] });
 }
 
-const pct = (x) => (x === undefined ? '?' : `${Math.round(x * 100)}%`);
 const log = (message) => console.error(`[bench] hits: ${message}`);
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -25,6 +25,7 @@ import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { installCleanup } from '../lib/children.mjs';
+import { problemsOf, roundsRow } from '../lib/rounds.mjs';
 import { cpuMsOf, waitForQuiet } from '../lib/cpu.mjs';
 import { LOAD_DEFAULTS, runLoad } from '../lib/load.mjs';
 import { ROUNDS } from '../lib/scenario.mjs';
@@ -369,58 +370,9 @@ async function measureBeside({ b, load, builds, nextSeed }) {
   };
 }
 
-/** The median (of an even count, the mean of the middle two). */
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
+/** One row from the rounds (bench/lib/rounds.mjs); rows against the reference also check p99. */
+const row = (args) => roundsRow({ ...args, p99Max: args.table === 'reference' ? P99_MAX_MS : undefined });
 
-/**
- * The round with the median ratio (req/s and µs/req columns, notes); any wrong answer
- * makes the row fail. With a baseline build: its req/s and µs/req from that round, and
- * current ÷ baseline as the median of the rounds' ratios (all rounds in the notes).
- */
-function row({ table, scenario, rounds, target, sides }) {
-  const withRatio = rounds.map((r) => ({ ...r, ratio: r.service.rps / r.ceiling.rps }));
-  const shown = [...withRatio].sort((a, b) => a.ratio - b.ratio)[Math.floor(withRatio.length / 2)];
-  const problems = withRatio.flatMap((r) => [
-    ...problemsOf(sides[0], r.service),
-    ...problemsOf(sides[1], r.ceiling),
-    ...(r.base ? problemsOf('baseline', r.base) : []),
-  ]);
-  const notes = [];
-  if (shown.service.serverCpuUsPerReq && shown.ceiling.serverCpuUsPerReq) {
-    notes.push(`CPU ratio ${(shown.ceiling.serverCpuUsPerReq / shown.service.serverCpuUsPerReq).toFixed(2)}× (${sides[1]} µs ÷ ${sides[0]} µs)`);
-  }
-  notes.push(`gen ${pct(shown.service.generatorCpu)}/${pct(shown.ceiling.generatorCpu)}`, `other ${pct(shown.service.otherCpu)}/${pct(shown.ceiling.otherCpu)}`);
-  notes.push(...[...new Set(problems)].slice(0, 4));
-  if (withRatio.length > 1) notes.push(`rounds ${withRatio.map((r) => `${r.ratio.toFixed(2)}×`).join(', ')} (median shown)`);
-  let baseRatio;
-  if (withRatio.every((r) => r.base)) {
-    const perRound = withRatio.map((r) => ({
-      rps: r.service.rps / r.base.rps,
-      cpu: r.service.serverCpuUsPerReq && r.base.serverCpuUsPerReq ? r.service.serverCpuUsPerReq / r.base.serverCpuUsPerReq : NaN,
-    }));
-    baseRatio = { rps: median(perRound.map((x) => x.rps)), cpu: median(perRound.map((x) => x.cpu)) };
-    if (perRound.length > 1) notes.push(`current ÷ baseline rounds ${perRound.map((x) => `${x.rps.toFixed(2)}× req/s, ${x.cpu.toFixed(2)}× µs`).join('; ')}`);
-    notes.push(`baseline p99 ${shown.base.p99} ms`);
-  }
-  return {
-    table,
-    scenario,
-    service: shown.service,
-    ceiling: shown.ceiling,
-    ratio: shown.ratio,
-    target,
-    ...(problems.length > 0 ? { pass: false } : {}),
-    ...(table === 'reference' ? { p99Max: P99_MAX_MS } : {}),
-    ...(baseRatio ? { base: shown.base, baseRatio } : {}),
-    notes: notes.filter(Boolean).join('; '),
-  };
-}
-
-const pct = (x) => (x === undefined ? '?' : `${Math.round(x * 100)}%`);
 const percent = (x) => `${Math.round(x * 100)} %`;
 
 /** What the labels mean, under the table. */
@@ -456,19 +408,6 @@ function commitOf(dir) {
   } catch {
     return 'not a git checkout';
   }
-}
-
-/** Wrong answers anywhere in a run (warm-up included). */
-function problemsOf(who, r) {
-  const out = [];
-  for (const [phase, x] of [['', r], ['warm-up ', r.warmup]]) {
-    if (!x) continue;
-    const bad = x.non2xx + x.errors + x.timeouts;
-    if (bad > 0) out.push(`${who} ${phase}${x.non2xx} non-2xx, ${x.errors} errors, ${x.timeouts} timeouts`);
-    if (x.badBodies) out.push(`${who} ${phase}${x.badBodies} wrong answers, e.g. ${String(x.firstBad).slice(0, 200)}`);
-    if (x.mismatches) out.push(`${who} ${phase}${x.mismatches} wrong bodies`);
-  }
-  return out;
 }
 
 /**
