@@ -13,7 +13,7 @@ const config: CodegenConfig = {
         contextType: '../context.js#GraphQLContext',
         mappers: {
           User: '../../domain/types.js#User',
-          Post: '../../domain/types.js#Post',
+          Post: '../../domain/types.js#PostListing',
           Reaction: '../../domain/types.js#Reaction',
           Book: '../../domain/types.js#Book',
         },

@@ -4,12 +4,22 @@ import { newestPerKey } from '../db/newest-per-key.js';
 import type { Database, PostRow } from '../db/schema.js';
 import { statementsOf } from '../db/statements.js';
 import type { PostWithLikes } from './post-cache.js';
-import type { Post } from './types.js';
+import type { Post, PostColumns, PostListing } from './types.js';
 
 /**
  * The SQL of post reads and the mapping of their rows (src/domain/posts.ts decides who
  * may see what; these only build the statements it runs).
  */
+
+/** The columns of a `PostListing`. */
+export const LISTING_COLUMNS = ['id', 'author_id', 'title', 'published', 'created_at'] as const;
+
+/** A listing's row: what `LISTING_COLUMNS` reads. */
+export type ListingRow = Pick<PostRow, (typeof LISTING_COLUMNS)[number]>;
+
+export function toListing(row: ListingRow): PostListing {
+  return { id: row.id, authorId: row.author_id, title: row.title, published: row.published === 1, createdAt: row.created_at };
+}
 
 export function toPost(row: PostRow): Post {
   return {
@@ -73,7 +83,11 @@ export function publishedPage(db: PostsDb) {
 /** PostgreSQL answers `exists` with a boolean, SQLite with 0 or 1. */
 export const isTrue = (value: unknown) => value === true || value === 1;
 
-/** Each author's newest `n` posts (published ones only, or drafts too), grouped by author in the order given, newest first. */
-export function authorsNewest(db: Db, authorIds: readonly string[], n: number, publishedOnly: boolean): Promise<PostRow[]> {
-  return newestPerKey<PostRow>(db, 'posts', 'author_id', authorIds, n, publishedOnly ? sql`q.published = 1` : undefined);
+/**
+ * Each author's newest `n` posts (published ones only, or drafts too), grouped by author
+ * in the order given, newest first: every column, or the listing's.
+ */
+export function authorsNewest(db: Db, authorIds: readonly string[], n: number, publishedOnly: boolean, columns: PostColumns): Promise<ListingRow[]> {
+  const filter = publishedOnly ? sql`q.published = 1` : undefined;
+  return newestPerKey<ListingRow>(db, 'posts', 'author_id', authorIds, n, filter, columns === 'listing' ? LISTING_COLUMNS : undefined);
 }

@@ -5,11 +5,11 @@ import { can, canSeeUnpublished, isSelf, isSignedIn, signedInId, type Caller, ty
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
-import { authorsNewest, draftAmong, isTrue, publishedPage, toPost, visibleIn } from './post-queries.js';
+import { authorsNewest, draftAmong, isTrue, publishedPage, toListing, toPost, visibleIn, type ListingRow } from './post-queries.js';
 import { tags, type Reads } from '../cache/reads.js';
 import { SharedBatch, SharedRead } from '../db/shared-batch.js';
 import { statementsOf } from '../db/statements.js';
-import type { Page, Post } from './types.js';
+import type { Page, Post, PostColumns, PostListing } from './types.js';
 import {
   checkId,
   checkPage,
@@ -41,7 +41,7 @@ function unpublishedScope(caller: Caller): 'all' | string[] {
   return id === null ? [] : [id];
 }
 
-export function isVisible(caller: Caller, post: Post): boolean {
+export function isVisible(caller: Caller, post: PostListing): boolean {
   return post.published || canSeeUnpublished(caller, post.authorId);
 }
 
@@ -57,19 +57,22 @@ export class PostService {
   );
 
   /**
-   * Authors' newest posts, drafts included or not, for every request at once, one
-   * statement per page size (src/db/shared-batch.ts): the same for every caller.
+   * Authors' newest posts, drafts included or not, every column or the listing's, for
+   * every request at once, one statement per page size (src/db/shared-batch.ts): the
+   * same for every caller.
    */
-  private readonly newestWindows = this.windows(false);
-  private readonly publishedWindows = this.windows(true);
+  private readonly windows = {
+    all: { newest: this.window(false, 'all'), published: this.window(true, 'all') },
+    listing: { newest: this.window(false, 'listing'), published: this.window(true, 'listing') },
+  };
 
   constructor(
     private readonly deps: DomainDeps,
     readonly cache: PostCache,
   ) {}
 
-  private windows(publishedOnly: boolean) {
-    return new SharedBatch((authorIds, count: number) => authorsNewest(this.deps.db, authorIds, count, publishedOnly));
+  private window(publishedOnly: boolean, columns: PostColumns) {
+    return new SharedBatch((authorIds, count: number) => authorsNewest(this.deps.db, authorIds, count, publishedOnly, columns));
   }
 
   /** Writes through this handle are announced: each bumps the tags of what it changed. */
@@ -134,28 +137,33 @@ export class PostService {
    * drafts included. Only for an author with a draft among them is the caller asked
    * whether they may see it; if not, that author's published posts are read instead.
    */
-  async byAuthors(caller: Caller, authorIds: readonly string[], page: Page, reads: Reads): Promise<Post[][]> {
+  async byAuthors(caller: Caller, authorIds: readonly string[], page: Page, reads: Reads): Promise<Post[][]>;
+  /** The same as listings: no content or tags read (for a selection that asks for neither). */
+  async byAuthors(caller: Caller, authorIds: readonly string[], page: Page, reads: Reads, columns: PostColumns): Promise<PostListing[][]>;
+  async byAuthors(caller: Caller, authorIds: readonly string[], page: Page, reads: Reads, columns: PostColumns = 'all'): Promise<PostListing[][]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
     if (authorIds.length === 0) return [];
     const unique = [...new Set(authorIds)];
     const end = offset + limit;
+    const windows = this.windows[columns];
     const pages = await reads.read(unique.map(tags.postsBy), async () => {
-      const newest = await this.newestByAuthors(unique, end, false);
+      const newest = await this.newestByAuthors(windows.newest, unique, end);
       const hidden = unique.filter((id) => newest.get(id)?.some((row) => row.published === 0) && !canSeeUnpublished(caller, id));
       if (hidden.length > 0) {
-        const published = await this.newestByAuthors(hidden, end, true);
+        const published = await this.newestByAuthors(windows.published, hidden, end);
         for (const id of hidden) newest.set(id, published.get(id) ?? []);
       }
       return newest;
     });
-    return authorIds.map((id) => (pages.get(id) ?? []).slice(offset).map(toPost));
+    const make = columns === 'all' ? (row: ListingRow) => toPost(row as PostRow) : toListing;
+    return authorIds.map((id) => (pages.get(id) ?? []).slice(offset).map(make));
   }
 
-  /** Each author's newest `count` posts (published ones only, or all), newest first. */
-  private async newestByAuthors(authorIds: readonly string[], count: number, publishedOnly: boolean): Promise<Map<string, PostRow[]>> {
-    const rows = await (publishedOnly ? this.publishedWindows : this.newestWindows).rows(authorIds, count);
+  /** Each author's newest `count` posts from `window` (published ones only, or all), newest first. */
+  private async newestByAuthors(window: SharedBatch<ListingRow, number>, authorIds: readonly string[], count: number): Promise<Map<string, ListingRow[]>> {
+    const rows = await window.rows(authorIds, count);
     const wanted = new Set(authorIds);
-    const byAuthor = new Map<string, PostRow[]>();
+    const byAuthor = new Map<string, ListingRow[]>();
     for (const row of rows) {
       if (!wanted.has(row.author_id)) continue; // another request's author, from the shared statement
       const own = byAuthor.get(row.author_id);

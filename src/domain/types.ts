@@ -15,15 +15,26 @@ export interface User {
   createdAt: string;
 }
 
-export interface Post {
+/**
+ * A post as a list reads it when the client asked for neither its content nor its tags
+ * (docs/decisions.md, "Lists read what the query asks"): a listing of 1,000 posts then
+ * reads no content at all.
+ */
+export interface PostListing {
   id: string;
   authorId: string;
   title: string;
-  content: string | null;
   published: boolean;
-  tags: string[] | null;
   createdAt: string;
 }
+
+export interface Post extends PostListing {
+  content: string | null;
+  tags: string[] | null;
+}
+
+/** What a list of posts reads: every column, or the listing's. */
+export type PostColumns = 'all' | 'listing';
 
 export interface Reaction {
   id: string;

@@ -3,7 +3,7 @@ import type { Caller } from '../domain/caller.js';
 import type { PostWithLikes } from '../domain/post-cache.js';
 import type { Reads } from '../cache/reads.js';
 import type { Services } from '../domain/services.js';
-import type { Book, Page, Post, Reaction, User } from '../domain/types.js';
+import type { Book, Page, PostColumns, PostListing, Reaction, User } from '../domain/types.js';
 
 /**
  * Per-request DataLoaders: they batch the lookups of one operation into one query
@@ -18,7 +18,8 @@ export interface Loaders {
   readonly book: DataLoader<string, Book | undefined>;
   readonly postsCount: DataLoader<string, number>;
   readonly likes: DataLoader<string, number>;
-  postsByAuthor(page: Page): DataLoader<string, Post[]>;
+  /** Each author's page of posts: every column, or only the listing's (./resolvers/selection.ts). */
+  postsByAuthor(page: Page, columns: PostColumns): DataLoader<string, PostListing[]>;
   reactionsByPost(page: Page): DataLoader<string, Reaction[]>;
 }
 
@@ -34,7 +35,7 @@ class RequestLoaders implements Loaders {
   #book: Loaders['book'] | undefined;
   #postsCount: Loaders['postsCount'] | undefined;
   #likes: Loaders['likes'] | undefined;
-  readonly #postsByAuthor = new Map<string, DataLoader<string, Post[]>>();
+  readonly #postsByAuthor = new Map<string, DataLoader<string, PostListing[]>>();
   readonly #reactionsByPost = new Map<string, DataLoader<string, Reaction[]>>();
 
   constructor(
@@ -68,12 +69,12 @@ class RequestLoaders implements Loaders {
     return (this.#likes ??= new DataLoader((ids) => this.services.posts.likesByPostIds(ids, this.reads)));
   }
 
-  // One loader per page, because a batch query takes one limit and offset for all keys.
-  postsByAuthor(page: Page): DataLoader<string, Post[]> {
-    const key = `${page.limit}:${page.offset}`;
+  // One loader per page (and columns), because a batch query takes one limit and offset for all keys.
+  postsByAuthor(page: Page, columns: PostColumns): DataLoader<string, PostListing[]> {
+    const key = `${page.limit}:${page.offset}:${columns}`;
     let loader = this.#postsByAuthor.get(key);
     if (!loader) {
-      loader = new DataLoader((ids) => this.services.posts.byAuthors(this.caller, ids, page, this.reads));
+      loader = new DataLoader((ids) => this.services.posts.byAuthors(this.caller, ids, page, this.reads, columns));
       this.#postsByAuthor.set(key, loader);
     }
     return loader;

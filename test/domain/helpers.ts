@@ -157,7 +157,7 @@ export async function makeCast(env: TestEnv) {
 export async function makePost(
   env: TestEnv,
   author: User,
-  fields: { title?: string; published?: boolean; tags?: string[] } = {},
+  fields: { title?: string; content?: string; published?: boolean; tags?: string[] } = {},
 ): Promise<Post> {
   await tick();
   // Written as an admin so any author (even a plain user) can own posts in tests.
@@ -165,6 +165,7 @@ export async function makePost(
   return env.services.posts.create(admin, {
     title: fields.title ?? `Post ${++counter}`,
     authorId: author.id,
+    content: fields.content,
     published: fields.published ?? true,
     tags: fields.tags,
   });

@@ -89,6 +89,17 @@ describe('the posts list', () => {
     }
   });
 
+  it('byAuthors as listings: the same pages, without content or tags', async () => {
+    for (const [i, published] of [true, false, true, true].entries()) await makePost(env, cast.alice, { published, content: `c${i}`, tags: ['t'] });
+    for (const who of ['anonymous', 'alice'] as const) {
+      const args = [cast.as[who], [cast.alice.id, cast.bob.id], { limit: 3, offset: 0 }, NO_READS] as const;
+      const [whole, listed] = await Promise.all([env.services.posts.byAuthors(...args), env.services.posts.byAuthors(...args, 'listing')]);
+      expect(whole[0]!.map((p) => [p.content, p.tags])).toEqual(whole[0]!.map(() => [expect.stringMatching(/^c\d$/), ['t']]));
+      expect(listed, who).toEqual(whole.map((page) => page.map(({ content: _c, tags: _t, ...listing }) => listing)));
+      for (const post of listed.flat()) expect(Object.keys(post).sort()).toEqual(['authorId', 'createdAt', 'id', 'published', 'title']);
+    }
+  });
+
   it('an anonymous page takes one statement, a draft among the newest or not', async () => {
     await makePost(env, cast.alice);
     await makePost(env, cast.alice);

@@ -1,5 +1,5 @@
 import type { GraphQLResolveInfo } from 'graphql';
-import type { User as UserRecord, Post as PostRecord, Reaction as ReactionRecord, Book as BookRecord } from '../../domain/types.js';
+import type { User as UserRecord, PostListing as PostListingRecord, Reaction as ReactionRecord, Book as BookRecord } from '../../domain/types.js';
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = T | null | undefined;
@@ -319,7 +319,7 @@ export type ResolversTypes = {
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Mutation: ResolverTypeWrapper<{}>;
-  Post: ResolverTypeWrapper<PostRecord>;
+  Post: ResolverTypeWrapper<PostListingRecord>;
   Query: ResolverTypeWrapper<{}>;
   Reaction: ResolverTypeWrapper<ReactionRecord>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
@@ -334,7 +334,7 @@ export type ResolversParentTypes = {
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
   Mutation: {};
-  Post: PostRecord;
+  Post: PostListingRecord;
   Query: {};
   Reaction: ReactionRecord;
   String: Scalars['String']['output'];
