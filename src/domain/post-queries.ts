@@ -13,6 +13,10 @@ import type { Post, PostColumns, PostListing } from './types.js';
 
 /** The columns of a `PostListing`. */
 export const LISTING_COLUMNS = ['id', 'author_id', 'title', 'published', 'created_at'] as const;
+const ALL_COLUMNS = [...LISTING_COLUMNS, 'content', 'tags', 'updated_at'] as const;
+
+/** The columns a list reads: every one, or the listing's. */
+export const columnsOf = (columns: PostColumns) => (columns === 'all' ? ALL_COLUMNS : LISTING_COLUMNS);
 
 /** A listing's row: what `LISTING_COLUMNS` reads. */
 export type ListingRow = Pick<PostRow, (typeof LISTING_COLUMNS)[number]>;
@@ -67,11 +71,11 @@ export function draftAmong(db: PostsDb, n: number) {
 }
 
 /** A page of published posts, each row also saying whether a draft is among the newest `n` posts. */
-export function publishedPage(db: PostsDb) {
+export function publishedPage(db: PostsDb, columns: PostColumns) {
   return (n: number, limit: number, offset: number) =>
     db
       .selectFrom('posts')
-      .selectAll()
+      .select(columnsOf(columns))
       .select((eb) => eb.exists(draftAmong(db, n)).as('draft_among_newest'))
       .where('published', '=', 1)
       .orderBy('created_at', 'desc')
@@ -89,5 +93,5 @@ export const isTrue = (value: unknown) => value === true || value === 1;
  */
 export function authorsNewest(db: Db, authorIds: readonly string[], n: number, publishedOnly: boolean, columns: PostColumns): Promise<ListingRow[]> {
   const filter = publishedOnly ? sql`q.published = 1` : undefined;
-  return newestPerKey<ListingRow>(db, 'posts', 'author_id', authorIds, n, filter, columns === 'listing' ? LISTING_COLUMNS : undefined);
+  return newestPerKey<ListingRow>(db, 'posts', 'author_id', authorIds, n, filter, columnsOf(columns));
 }

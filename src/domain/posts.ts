@@ -5,7 +5,7 @@ import { can, canSeeUnpublished, isSelf, isSignedIn, signedInId, type Caller, ty
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
-import { authorsNewest, draftAmong, isTrue, publishedPage, toListing, toPost, visibleIn, type ListingRow } from './post-queries.js';
+import { authorsNewest, columnsOf, draftAmong, isTrue, publishedPage, toListing, toPost, visibleIn, type ListingRow } from './post-queries.js';
 import { tags, type Reads } from '../cache/reads.js';
 import { SharedBatch, SharedRead } from '../db/shared-batch.js';
 import { statementsOf } from '../db/statements.js';
@@ -52,9 +52,10 @@ function mayActForOthers(caller: Caller): boolean {
 
 export class PostService {
   /** The published page is every caller's (until a draft is among it): one statement per turn (src/db/shared-batch.ts). */
-  private readonly publishedPages = new SharedRead((n: number, limit: number, offset: number) =>
-    this.statements.rows('publishedPosts', publishedPage(this.db), [n, limit, offset]),
-  );
+  private readonly publishedPages = {
+    all: this.sharedPage('all'),
+    listing: this.sharedPage('listing'),
+  };
 
   /**
    * Authors' newest posts, drafts included or not, every column or the listing's, for
@@ -70,6 +71,12 @@ export class PostService {
     private readonly deps: DomainDeps,
     readonly cache: PostCache,
   ) {}
+
+  private sharedPage(columns: PostColumns) {
+    return new SharedRead((n: number, limit: number, offset: number) =>
+      this.statements.rows(`publishedPosts:${columns}`, publishedPage(this.db, columns), [n, limit, offset]),
+    );
+  }
 
   private window(publishedOnly: boolean, columns: PostColumns) {
     return new SharedBatch((authorIds, count: number) => authorsNewest(this.deps.db, authorIds, count, publishedOnly, columns));
@@ -91,20 +98,24 @@ export class PostService {
    * response cache); with one, it is still an anonymous caller's page, and a caller who
    * may see drafts gets their view from a second statement.
    */
-  async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]> {
+  async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]>;
+  /** The same as listings: no content or tags read (for a selection that asks for neither). */
+  async list(caller: Caller, page: Page, reads: Reads, columns: PostColumns): Promise<PostListing[]>;
+  async list(caller: Caller, page: Page, reads: Reads, columns: PostColumns = 'all'): Promise<PostListing[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    const rows = await reads.read([tags.posts], async (): Promise<PostRow[]> => {
-      const published = await this.publishedPages.read(offset + limit, limit, offset);
+    const rows = await reads.read([tags.posts], async (): Promise<ListingRow[]> => {
+      const published = await this.publishedPages[columns].read(offset + limit, limit, offset);
       const draftAmongNewest = published.length > 0 ? isTrue(published[0]!.draft_among_newest) : await this.anyDraftAmongNewest(offset + limit);
       if (!draftAmongNewest) return published;
       const scope = unpublishedScope(caller);
       if (scope.length === 0) return published;
-      const newest = (l: number, o: number) => this.db.selectFrom('posts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
-      if (scope === 'all') return this.statements.rows('posts', newest, [limit, offset]);
+      const newest = (l: number, o: number) =>
+        this.db.selectFrom('posts').select(columnsOf(columns)).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
+      if (scope === 'all') return this.statements.rows(`posts:${columns}`, newest, [limit, offset]);
       const visible = (authors: readonly string[], l: number, o: number) => newest(l, o).where(visibleIn(authors));
-      return this.statements.rows('visiblePosts', visible, [scope, limit, offset]);
+      return this.statements.rows(`visiblePosts:${columns}`, visible, [scope, limit, offset]);
     });
-    return rows.map(toPost);
+    return rows.map(columns === 'all' ? (row) => toPost(row as PostRow) : toListing);
   }
 
   private async anyDraftAmongNewest(count: number): Promise<boolean> {

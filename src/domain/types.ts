@@ -17,8 +17,8 @@ export interface User {
 
 /**
  * A post as a list reads it when the client asked for neither its content nor its tags
- * (docs/decisions.md, "Lists read what the query asks"): a listing of 1,000 posts then
- * reads no content at all.
+ * (docs/decisions.md, "Lists read what the query asks"): a page of posts then reads no
+ * content at all.
  */
 export interface PostListing {
   id: string;

@@ -1,6 +1,7 @@
 import { signedInId } from '../../domain/caller.js';
 import { checkId, page } from '../../domain/validate.js';
 import type { QueryResolvers } from '../generated/resolvers.js';
+import { postColumns } from './selection.js';
 
 // Thin: read arguments, call a service, let loaders batch. Rules live in the services.
 export const Query: QueryResolvers = {
@@ -14,7 +15,7 @@ export const Query: QueryResolvers = {
 
   user: async (_root, args, ctx) => (await ctx.loaders.user.load(checkId('id', args.id))) ?? null,
 
-  posts: (_root, args, ctx) => ctx.services.posts.list(ctx.caller, page(args.limit, args.offset), ctx.reads),
+  posts: (_root, args, ctx, info) => ctx.services.posts.list(ctx.caller, page(args.limit, args.offset), ctx.reads, postColumns(info)),
 
   post: async (_root, args, ctx) => (await ctx.loaders.postWithLikes.load(checkId('id', args.id)))?.post ?? null,
 

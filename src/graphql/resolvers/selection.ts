@@ -1,4 +1,5 @@
 import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import type { PostColumns } from '../../domain/types.js';
 
 /**
  * Whether a field's selection asks for any of `names` among its own subfields (through
@@ -36,4 +37,11 @@ function asksIn(set: SelectionSetNode, wanted: ReadonlySet<string>, fragments: R
     }
   }
   return false;
+}
+
+const asksForBody = selectionAsks(['content', 'tags']);
+
+/** What a list of posts reads: listings (src/domain/types.ts) unless the selection asks for content or tags. */
+export function postColumns(info: GraphQLResolveInfo): PostColumns {
+  return asksForBody(info) ? 'all' : 'listing';
 }

@@ -2,7 +2,7 @@ import { can, isSelf } from '../../domain/caller.js';
 import { page } from '../../domain/validate.js';
 import type { Post as WholePost, PostListing } from '../../domain/types.js';
 import type { PostResolvers, ReactionResolvers, UserResolvers } from '../generated/resolvers.js';
-import { selectionAsks } from './selection.js';
+import { postColumns } from './selection.js';
 
 // Fields not listed here resolve by property access on the domain records.
 
@@ -10,15 +10,11 @@ export const User: UserResolvers = {
   // docs/permissions.md: the user themself or an admin; null for everyone else (not an error).
   // The role first: an admin's answer is then shared by all admins (src/cache/sharing.ts).
   email: (user, _args, ctx) => (can(ctx.caller, 'manage:users') || isSelf(ctx.caller, user.id) ? user.email : null),
-  // Listings (no content or tags read) unless the selection asks for either.
-  posts: (user, args, ctx, info) => ctx.loaders.postsByAuthor(page(args.limit, args.offset), asksForBody(info) ? 'all' : 'listing').load(user.id),
+  posts: (user, args, ctx, info) => ctx.loaders.postsByAuthor(page(args.limit, args.offset), postColumns(info)).load(user.id),
   postsCount: (user, _args, ctx) => ctx.loaders.postsCount.load(user.id),
 };
 
-/** The fields a post listing leaves out (src/domain/types.ts). */
-const asksForBody = selectionAsks(['content', 'tags']);
-
-/** A post with its content and tags; a listing here would mean `asksForBody` missed a selection. */
+/** A post with its content and tags; a listing here would mean `postColumns` missed a selection. */
 function whole(post: PostListing): WholePost {
   if ('content' in post) return post as WholePost;
   throw new Error('a post listing reached a field it does not hold');

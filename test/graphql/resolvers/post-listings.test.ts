@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signIn } from '../../helpers/auth.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 
 /**
- * A user's posts are read as listings (no content, no tags) unless the selection asks for
- * either (docs/decisions.md, "Lists read what the query asks"). However the selection
- * asks — directly, under an alias, in an inline or named fragment, nested fragments, a
- * directive — the answer holds the stored content and tags.
+ * Lists of posts (`posts`, a user's `posts`) are read as listings (no content, no tags)
+ * unless the selection asks for either (docs/decisions.md, "Lists read what the query
+ * asks"). However the selection asks — directly, under an alias, in an inline or named
+ * fragment, nested fragments, a directive — the answer holds the stored content and tags,
+ * for every caller's view of the drafts.
  */
 let server: TestServer;
 let rows: { id: string; author_id: string; content: string | null; tags: string | null; published: number; created_at: string }[];
@@ -17,8 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const ok = async (query: string, variables?: Record<string, unknown>) => {
-  const res = await server.gql(query, variables);
+const ok = async (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => {
+  const res = await server.gql(query, variables, { headers });
   expect(res.body.errors, JSON.stringify(res.body.errors)).toBeUndefined();
   return res.body.data as any;
 };
@@ -68,5 +70,26 @@ describe("a user's posts", () => {
     const data = await ok('query ($b: Boolean!) { users(limit: 20) { id posts(limit: 5) { id content @include(if: $b) } } }', { b: false });
     expectStored(data.users, {});
     for (const user of data.users) for (const post of user.posts) expect(post).not.toHaveProperty('content');
+  });
+});
+
+describe('the posts list', () => {
+  const newestFirst = (visible: (r: (typeof rows)[number]) => boolean) =>
+    rows.filter(visible).sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at)));
+
+  it.each([
+    ['anonymous', undefined],
+    ['an editor (every draft)', 'editor@inkwell.test'],
+    ['an author (their own drafts)', 'alice@inkwell.test'],
+  ] as const)('as %s: a listing, and content and tags as stored', async (_who, email) => {
+    const signed = email ? await signIn(server, email) : undefined;
+    const headers = signed?.headers;
+    const me = signed?.user.id;
+    const stored = newestFirst((r) => r.published === 1 || email === 'editor@inkwell.test' || r.author_id === me);
+    expect(stored.some((r) => r.published === 0)).toBe(email !== undefined);
+    const listed = await ok('{ posts(limit: 100) { id title published } }', undefined, headers);
+    expect(listed.posts.map((p: { id: string }) => p.id)).toEqual(stored.map((r) => r.id));
+    const whole = await ok('{ posts(limit: 100) { id ...Body } } fragment Body on Post { content tags }', undefined, headers);
+    expect(whole.posts).toEqual(stored.map((r) => ({ id: r.id, content: r.content, tags: r.tags === null ? null : JSON.parse(r.tags) })));
   });
 });
