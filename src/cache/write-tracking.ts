@@ -32,7 +32,8 @@ const ANNOUNCED = Symbol('inkwell.announced');
 
 /** Marks the writes of the handle it is added to (`kysely.withPlugin`) as announced by their caller. */
 export const announcedWrites: KyselyPlugin = {
-  transformQuery: ({ node }) => (isWriteKind(node.kind) ? (Object.freeze({ ...node, [ANNOUNCED]: true }) as RootOperationNode) : node),
+  // Object.assign: see "Object spreads off the request path" in docs/decisions.md.
+  transformQuery: ({ node }) => (isWriteKind(node.kind) ? (Object.freeze(Object.assign({}, node, { [ANNOUNCED]: true })) as RootOperationNode) : node),
   transformResult: async ({ result }) => result,
 };
 
