@@ -101,12 +101,20 @@ export class LocalVersions implements VersionStore {
 
 /** How long a version key lives in Redis; a lost one is claimed afresh (a miss, never a stale hit). */
 const VERSION_TTL_MS = 3_600_000;
-const newVersion = () => randomBytes(9).toString('base64url');
+/**
+ * A version no other bump or instance ever had: this process's random prefix and a
+ * count. `randomBytes` on each bump cost ~7 µs of CPU on our VM (a system call each),
+ * a write bumps several tags (docs/decisions.md, "Version tokens").
+ */
+const PROCESS_NONCE = randomBytes(9).toString('base64url');
+let bumps = 0;
+const newVersion = () => `${PROCESS_NONCE}.${(++bumps).toString(36)}`;
 const versionKey = (tag: string) => `v:${tag}`;
 
 /**
- * In the shared store (Redis through `CacheStore`): random tokens, never counters, so a
- * Redis that lost its data cannot bring back a version an old entry was stored under;
+ * In the shared store (Redis through `CacheStore`): tokens unique to a bump (`newVersion`),
+ * never counters kept in Redis, so a Redis that lost its data cannot bring back a version
+ * an old entry was stored under;
  * a missing key is claimed with set-if-absent. A bump that fails is replayed by the
  * store when Redis is back, and reads of that key bypass until then
  * (src/store/resilient.ts); while Redis is down nothing can be read, so nothing is
