@@ -25,6 +25,11 @@ export function toListing(row: ListingRow): PostListing {
   return { id: row.id, authorId: row.author_id, title: row.title, published: row.published === 1, createdAt: row.created_at };
 }
 
+/** How rows read with `columnsOf(columns)` become posts: with every column, a row is a whole post's. */
+export function fromRows(columns: PostColumns): (row: ListingRow) => PostListing {
+  return columns === 'all' ? (row) => toPost(row as PostRow) : toListing;
+}
+
 export function toPost(row: PostRow): Post {
   return {
     id: row.id,

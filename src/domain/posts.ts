@@ -5,7 +5,7 @@ import { can, canSeeUnpublished, isSelf, isSignedIn, signedInId, type Caller, ty
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
-import { authorsNewest, columnsOf, draftAmong, isTrue, publishedPage, toListing, toPost, visibleIn, type ListingRow } from './post-queries.js';
+import { authorsNewest, columnsOf, draftAmong, fromRows, isTrue, publishedPage, toPost, visibleIn, type ListingRow } from './post-queries.js';
 import { tags, type Reads } from '../cache/reads.js';
 import { SharedBatch, SharedRead } from '../db/shared-batch.js';
 import { statementsOf } from '../db/statements.js';
@@ -115,7 +115,7 @@ export class PostService {
       const visible = (authors: readonly string[], l: number, o: number) => newest(l, o).where(visibleIn(authors));
       return this.statements.rows(`visiblePosts:${columns}`, visible, [scope, limit, offset]);
     });
-    return rows.map(columns === 'all' ? (row) => toPost(row as PostRow) : toListing);
+    return rows.map(fromRows(columns));
   }
 
   private async anyDraftAmongNewest(count: number): Promise<boolean> {
@@ -166,8 +166,8 @@ export class PostService {
       }
       return newest;
     });
-    const make = columns === 'all' ? (row: ListingRow) => toPost(row as PostRow) : toListing;
-    return authorIds.map((id) => (pages.get(id) ?? []).slice(offset).map(make));
+    const toPosts = fromRows(columns);
+    return authorIds.map((id) => (pages.get(id) ?? []).slice(offset).map(toPosts));
   }
 
   /** Each author's newest `count` posts from `window` (published ones only, or all), newest first. */
