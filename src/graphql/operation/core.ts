@@ -27,10 +27,10 @@ export type { CostReport } from './cost-report.js';
  * carry a subscription, so there an operation is prepared before it is counted (refused
  * ones count too); over HTTP a request is counted first, before any work.
  *
- * Cost (docs/limits.md, "Cost"): once prepared, an operation runs only if the caller's
- * bucket holds its complexity; what its result did not use is given back after it ran
- * (a cached answer keeps what its execution cost, taken in the same call), and a
- * subscription is charged its complexity when it starts. Every answer that reached the
+ * Cost (docs/limits.md, "Cost"): once prepared, an operation's complexity is taken from
+ * the caller's bucket, in the turn the response cache is asked; it runs only if the
+ * bucket held it, and what it did not use is given back (a cached answer keeps what its
+ * execution cost; a subscription keeps its complexity). Every answer that reached the
  * bucket says so in `cost` (inside a result's body already) and in its headers.
  */
 
@@ -96,30 +96,43 @@ export class RequestCore {
     let headers: Answered['headers'] = {};
     let operation: PreparedOperation | undefined;
     let cost: CostReport | undefined;
+    /** Taken but not yet settled: given back whole if the operation ends before it runs. */
+    let unsettled: { requested: number; taken: BucketAnswer } | undefined;
     try {
       if (request.transport !== 'ws') headers = await this.count(key);
       if (request.credentialRefused) throw new Unauthenticated();
       const params = request.readParams();
-      let admission;
+      let checked;
       try {
-        admission = await this.options.preparer.prepare(params, request.caller, request.transport);
+        checked = await this.options.preparer.check(params, request.transport);
       } catch (error) {
         if (request.transport === 'ws') headers = await this.count(key);
         throw error;
       }
-      operation = 'cached' in admission ? admission.operation : admission.prepared.operation;
+      operation = checked.operation;
       if (request.transport === 'ws' && operation.operationType !== 'subscription') headers = await this.count(key);
-      /** Takes `keep` if the bucket holds `requested`; the report and headers follow the bucket. */
-      const charge = async (requested: number, keep: number): Promise<BucketAnswer> => {
-        const taken = await this.options.cost.take(client, requested, keep);
-        ({ cost, headers } = this.charged(headers, requested, taken.allowed ? keep : null, taken));
-        if (!taken.allowed) throw this.refusal(requested, taken, request.transport);
-        return taken;
+      // The whole requested cost is taken in the turn the response cache is asked: with
+      // Redis the charge and the lookup share one pipeline (src/store/redis-turn.ts).
+      const requested = checked.cost;
+      const taking = this.options.cost.take(client, requested);
+      const admission = await this.options.preparer.admit(checked, request.caller).catch(async (error: unknown) => {
+        this.refund(client, requested, await taking);
+        throw error;
+      });
+      const taken = await taking;
+      if (!taken.allowed) {
+        ({ cost, headers } = this.charged(headers, requested, null, taken));
+        throw this.refusal(requested, taken, request.transport);
+      }
+      unsettled = { requested, taken };
+      /** What it finally cost: the rest goes back, and the report says what the bucket then holds. */
+      const settle = (actual: number) => {
+        unsettled = undefined;
+        ({ cost, headers } = this.charged(headers, requested, actual, this.refund(client, requested - actual, taken)));
       };
       if ('cached' in admission) {
         // A cached answer costs what its execution cost (an entry stored without it: counted from its data).
-        const actual = Math.min(admission.cost, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached.toString()).data));
-        await charge(admission.cost, actual);
+        settle(Math.min(requested, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached.toString()).data)));
         // Answered in a slice of the check phase, as executions start (./slices.ts): the hits
         // of a turn then write their sockets together, after the poll phase read every request
         // (docs/decisions.md, "Hits are answered in a slice too").
@@ -129,22 +142,23 @@ export class RequestCore {
       const { prepared } = admission;
       if (operation.operationType === 'subscription') {
         const variablesKey = this.checkVariables(operation, params.variables);
-        await charge(prepared.cost, prepared.cost);
+        settle(requested);
         return { kind: 'subscription', prepared, variables: params.variables, variablesKey, operation, headers, cost };
       }
-      const taken = await charge(prepared.cost, prepared.cost);
       let result: ExecutionResult;
       try {
         result = await execute(prepared, this.options.services, prepared.line && request.signal?.());
       } catch (error) {
         // Not executed (its turn never came, its client went): the whole cost goes back.
-        ({ cost, headers } = this.charged(headers, prepared.cost, 0, await this.refund(client, prepared.cost, taken)));
+        settle(0);
         throw error;
       }
-      const actual = Math.min(prepared.cost, actualCost(operation, result.data));
-      ({ cost, headers } = this.charged(headers, prepared.cost, actual, await this.refund(client, prepared.cost - actual, taken)));
+      const actual = Math.min(requested, actualCost(operation, result.data));
+      settle(actual);
       return this.answer(prepared, result, request.format, headers, cost!, actual);
     } catch (error) {
+      // Refused after the charge and before it was settled (its variables): nothing was spent.
+      if (unsettled) this.refund(client, unsettled.requested, unsettled.taken);
       if (!(error instanceof RequestError)) throw error;
       return { kind: 'refused', status: error.status, errors: error.errors, operation, headers: { ...headers, ...error.headers }, cost };
     }
@@ -168,9 +182,15 @@ export class RequestCore {
     return { cost, headers: Object.assign({}, headers, costHeaders(cost)) };
   }
 
-  /** Gives back what an operation did not use, where it was taken; nothing to give: the bucket as it was left. */
-  private refund(client: string, points: number, taken: BucketAnswer): Promise<BucketAnswer> | BucketAnswer {
-    return points > 0 ? this.options.cost.give(client, points, taken.shared) : taken;
+  /**
+   * Gives back what an operation did not use, where it was taken, without waiting for it:
+   * the bucket as it is once given (later calls of the caller follow it in Redis's order,
+   * docs/limits.md, "Cost"). A refund that fails falls back to this instance (CostBucket).
+   */
+  private refund(client: string, points: number, taken: BucketAnswer): BucketAnswer {
+    if (points <= 0 || !taken.allowed) return taken;
+    void this.options.cost.give(client, points, taken.shared);
+    return Object.assign({}, taken, { available: Math.min(this.options.cost.limit, taken.available + points) });
   }
 
   /**

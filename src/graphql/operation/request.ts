@@ -13,9 +13,11 @@ import { nextSlice } from './slices.js';
 
 /**
  * The one preparation every operation goes through, whichever transport carried it
- * (docs/graphql-endpoint.md): persisted-query resolution → parse, validate, compile
- * (cached) → the transport's rules → the response-cache lookup. A miss comes out as
- * one `PreparedRequest`, which `execute` runs; nothing is derived twice.
+ * (docs/graphql-endpoint.md): `check` (persisted-query resolution → parse, validate,
+ * compile (cached) → the transport's rules), then `admit` (the response-cache lookup).
+ * The request core charges the cost between the two, so that with Redis the charge and
+ * the lookup share one round trip. A miss comes out as one `PreparedRequest`, which
+ * `execute` runs; nothing is derived twice.
  */
 
 /** The members of a GraphQL request, as either transport read them (types checked, values not). */
@@ -45,14 +47,23 @@ export interface PreparedRequest {
   readonly cost: number;
 }
 
+/** What the request asks, known before the response cache is asked: the operation and its cost with these variables. */
+export interface CheckedRequest {
+  readonly params: OperationParams;
+  readonly operation: PreparedOperation;
+  /** Its complexity with these variables: the cost it asks of the caller's bucket (docs/limits.md, "Cost"). */
+  readonly cost: number;
+  /** An automatic persisted query's text to register under its hash once admitted. */
+  readonly registerAs: string | undefined;
+  /** The document's text (a persisted query's, once resolved). */
+  readonly query: string;
+}
+
 /**
- * A cached response (its JSON text, or bytes when large) of the operation, with the cost it asks (`cost`) and
- * what its execution cost (`cachedCost`, undefined for an entry stored without it); or
- * the request to execute.
+ * A cached response (its JSON text, or bytes when large) with what its execution cost
+ * (`cachedCost`, undefined for an entry stored without it); or the request to execute.
  */
-export type Admission =
-  | { readonly cached: Body; readonly cachedCost: number | undefined; readonly operation: PreparedOperation; readonly cost: number }
-  | { readonly prepared: PreparedRequest };
+export type Admission = { readonly cached: Body; readonly cachedCost: number | undefined } | { readonly prepared: PreparedRequest };
 
 export class RequestPreparer {
   constructor(
@@ -62,16 +73,28 @@ export class RequestPreparer {
     private readonly heavy: HeavyLine,
   ) {}
 
-  /** Throws RequestError (a refusal with its status and code) for anything that must not execute. */
-  async prepare(params: OperationParams, caller: Caller, transport: Transport): Promise<Admission> {
+  /**
+   * Persisted-query resolution, parse, validate, limits, cost and the transport's rules.
+   * Throws RequestError (a refusal with its status and code) for anything that must not execute.
+   */
+  async check(params: OperationParams, transport: Transport): Promise<CheckedRequest> {
     assertNesting(params.variables, 'variables');
     assertNesting(params.extensions, 'extensions');
     const resolved = await this.persisted.resolve(params.query, params.extensions);
     const { operation, cost } = this.pipeline.prepare(resolved.query, params.operationName, params.variables);
     checkTransport(operation, transport);
-    if (resolved.registerAs) await this.persisted.register(resolved.registerAs, resolved.query);
+    return { params, operation, cost, registerAs: resolved.registerAs, query: resolved.query };
+  }
+
+  /**
+   * The response-cache lookup: the cached answer, or the request to execute. Asked in the
+   * event-loop turn it is called in (with Redis, in that turn's pipeline: src/store/redis-turn.ts).
+   */
+  async admit(checked: CheckedRequest, caller: Caller): Promise<Admission> {
+    const { params, operation, cost } = checked;
+    if (checked.registerAs) await this.persisted.register(checked.registerAs, checked.query);
     const found = this.cache && operation.operationType === 'query' ? await this.cache.lookup(operation, params.variables, caller) : undefined;
-    if (found && 'body' in found) return { cached: found.body, cachedCost: found.cost, operation, cost };
+    if (found && 'body' in found) return { cached: found.body, cachedCost: found.cost };
     const line = this.heavy.isHeavy(cost) ? this.heavy : undefined;
     return { prepared: { operation, variables: params.variables, caller, cacheSlot: found, line, cost } };
   }
