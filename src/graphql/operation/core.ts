@@ -96,8 +96,6 @@ export class RequestCore {
     let headers: Answered['headers'] = {};
     let operation: PreparedOperation | undefined;
     let cost: CostReport | undefined;
-    /** Taken but not yet settled: given back whole if the operation ends before it runs. */
-    let unsettled: { requested: number; taken: BucketAnswer } | undefined;
     try {
       if (request.transport !== 'ws') headers = await this.count(key);
       if (request.credentialRefused) throw new Unauthenticated();
@@ -111,6 +109,8 @@ export class RequestCore {
       }
       operation = checked.operation;
       if (request.transport === 'ws' && operation.operationType !== 'subscription') headers = await this.count(key);
+      // A subscription's variables are checked before it is charged (a query's by its execution).
+      const variablesKey = operation.operationType === 'subscription' ? this.checkVariables(operation, params.variables) : '';
       // The whole requested cost is taken in the turn the response cache is asked: with
       // Redis the charge and the lookup share one pipeline (src/store/redis-turn.ts).
       const requested = checked.cost;
@@ -124,10 +124,8 @@ export class RequestCore {
         ({ cost, headers } = this.charged(headers, requested, null, taken));
         throw this.refusal(requested, taken, request.transport);
       }
-      unsettled = { requested, taken };
       /** What it finally cost: the rest goes back, and the report says what the bucket then holds. */
       const settle = (actual: number) => {
-        unsettled = undefined;
         ({ cost, headers } = this.charged(headers, requested, actual, this.refund(client, requested - actual, taken)));
       };
       if ('cached' in admission) {
@@ -141,7 +139,6 @@ export class RequestCore {
       }
       const { prepared } = admission;
       if (operation.operationType === 'subscription') {
-        const variablesKey = this.checkVariables(operation, params.variables);
         settle(requested);
         return { kind: 'subscription', prepared, variables: params.variables, variablesKey, operation, headers, cost };
       }
@@ -157,8 +154,6 @@ export class RequestCore {
       settle(actual);
       return this.answer(prepared, result, request.format, headers, cost!, actual);
     } catch (error) {
-      // Refused after the charge and before it was settled (its variables): nothing was spent.
-      if (unsettled) this.refund(client, unsettled.requested, unsettled.taken);
       if (!(error instanceof RequestError)) throw error;
       return { kind: 'refused', status: error.status, errors: error.errors, operation, headers: { ...headers, ...error.headers }, cost };
     }
