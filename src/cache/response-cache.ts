@@ -54,7 +54,7 @@ export class ResponseCache {
   private readonly lastTags: LRUCache<string, readonly string[]>;
   private readonly operationIds = new WeakMap<CacheableOperation, string>();
   private nextOperationId = 0;
-  /** Lookups answered from the cache, and lookups that had to execute (metrics, tests). */
+  /** Answers served from the cache (`served`), and lookups that had to execute (tests). */
   readonly stats = { hits: 0, misses: 0 };
 
   constructor(
@@ -152,8 +152,12 @@ export class ResponseCache {
     return false;
   }
 
-  private hit(entry: Entry): { body: Body; cost: number | undefined } {
+  /** A hit was answered: a lookup's hit may still be refused, by a count made beside it (src/graphql/operation/core.ts). */
+  served(): void {
     this.stats.hits++;
+  }
+
+  private hit(entry: Entry): { body: Body; cost: number | undefined } {
     return { body: entry.body, cost: entry.cost };
   }
 

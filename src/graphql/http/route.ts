@@ -61,6 +61,7 @@ export async function graphqlHttpRoutes(app: FastifyInstance, options: GraphQLHt
       caller: identity.caller,
       credentialRefused: identity.rejected,
       ip: request.ip,
+      size: request.method === 'GET' ? request.url.length : ((request.body as string | undefined)?.length ?? 0),
       transport: request.method === 'GET' ? 'http-get' : 'http-post',
       format,
       readParams: () => {

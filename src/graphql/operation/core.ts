@@ -9,7 +9,7 @@ import { actualCost } from './actual-cost.js';
 import { bodyOf, costHeaders, withCost, type CostReport } from './cost-report.js';
 import { CostOverLimit, InvalidVariables, RateLimited, RequestError, Unauthenticated, formatError, type FormatOptions } from './errors.js';
 import type { PreparedOperation } from './pipeline.js';
-import { execute, type OperationParams, type PreparedRequest, type RequestPreparer, type Transport } from './request.js';
+import { execute, type Admission, type CheckedRequest, type OperationParams, type PreparedRequest, type RequestPreparer, type Transport } from './request.js';
 import { nextSlice } from './slices.js';
 
 export type { CostReport } from './cost-report.js';
@@ -22,10 +22,12 @@ export type { CostReport } from './cost-report.js';
  * variable errors, and each refusal's status. The transports (../http/route.ts,
  * ../ws/server.ts) are adapters: they read a request, call `serve`, and write the answer.
  *
- * Counting: every query and mutation counts against the client's request limit;
- * subscriptions do not (connection caps bound them, docs/limits.md). Only a socket can
- * carry a subscription, so there an operation is prepared before it is counted (refused
- * ones count too); over HTTP a request is counted first, before any work.
+ * Counting: every query and mutation counts against the client's request limit, refused
+ * ones too; a socket's subscriptions do not (connection caps bound them, docs/limits.md).
+ * Over HTTP a request is counted first, before any work, unless it is small and its
+ * operation was prepared before: then, as always on a socket, it is counted once checked,
+ * in the turn it is charged and looked up (with Redis, one pipeline for the three), and a
+ * refused count gives the charge back.
  *
  * Cost (docs/limits.md, "Cost"): once prepared, an operation's complexity is taken from
  * the caller's bucket, in the turn the response cache is asked; it runs only if the
@@ -43,10 +45,21 @@ export interface GraphQLRequest {
   /** The client's address (a signed-in caller counts by user, else by address). */
   readonly ip: string;
   readonly transport: Transport;
+  /** Characters of its parameters as sent (a body, or the URL of a GET); unset when already read (a socket's message). */
+  readonly size?: number;
   /** Aborts once the client has gone: a heavy operation then leaves its line unexecuted. */
   signal?(): AbortSignal;
   /** How errors become what clients see (masking, logs, metrics). */
   readonly format: FormatOptions;
+}
+
+/** The largest request read before it is counted: reading it costs less than counting it twice. */
+const SMALL_REQUEST = 8_192;
+
+/** A request's charge under way: its cost taken, and the response-cache lookup beside it. */
+interface Charging {
+  readonly taking: Promise<BucketAnswer>;
+  readonly admission: Promise<Admission>;
 }
 
 /** What a refusal or result carries back to its transport. */
@@ -97,29 +110,47 @@ export class RequestCore {
     let operation: PreparedOperation | undefined;
     let cost: CostReport | undefined;
     try {
-      if (request.transport !== 'ws') headers = await this.count(key);
+      const early = this.readEarly(request);
+      // Over HTTP counted first, before any work, unless checking it is a lookup (below).
+      const countFirst = request.transport !== 'ws' && !early?.known;
+      if (countFirst) headers = await this.count(key);
       if (request.credentialRefused) throw new Unauthenticated();
-      const params = request.readParams();
+      const params = early?.params ?? request.readParams();
       let checked;
       try {
         checked = await this.options.preparer.check(params, request.transport);
       } catch (error) {
-        if (request.transport === 'ws') headers = await this.count(key);
+        if (!countFirst) headers = await this.count(key);
         throw error;
       }
       operation = checked.operation;
-      if (request.transport === 'ws' && operation.operationType !== 'subscription') headers = await this.count(key);
-      // A subscription's variables are checked before it is charged (a query's by its execution).
-      const variablesKey = operation.operationType === 'subscription' ? this.checkVariables(operation, params.variables) : '';
-      // The whole requested cost is taken in the turn the response cache is asked: with
-      // Redis the charge and the lookup share one pipeline (src/store/redis-turn.ts).
+      // Otherwise counted in the turn it is charged and looked up (with Redis, one pipeline);
+      // a socket's subscription is not counted (connection caps bound those).
+      const counting = countFirst || (request.transport === 'ws' && operation.operationType === 'subscription') ? undefined : this.count(key);
       const requested = checked.cost;
-      const taking = this.options.cost.take(client, requested);
-      const admission = await this.options.preparer.admit(checked, request.caller).catch(async (error: unknown) => {
-        this.refund(client, requested, await taking);
-        throw error;
-      });
-      const taken = await taking;
+      let variablesKey = '';
+      let charging: Charging | undefined;
+      let failure: unknown;
+      try {
+        // A subscription's variables are checked before it is charged (a query's by its execution).
+        if (operation.operationType === 'subscription') variablesKey = this.checkVariables(operation, params.variables);
+        charging = this.charge(client, checked, request.caller);
+      } catch (error) {
+        failure = error;
+      }
+      if (counting) {
+        try {
+          headers = await this.counted(counting, client, requested, charging);
+        } catch (error) {
+          // Over the request limit answers 429 first, whatever else the request did wrong,
+          // and as a request counted first would: no operation, nothing answered from the cache.
+          operation = undefined;
+          throw error;
+        }
+      }
+      if (!charging) throw failure;
+      const admission = await charging.admission;
+      const taken = await charging.taking;
       if (!taken.allowed) {
         ({ cost, headers } = this.charged(headers, requested, null, taken));
         throw this.refusal(requested, taken, request.transport);
@@ -129,6 +160,7 @@ export class RequestCore {
         ({ cost, headers } = this.charged(headers, requested, actual, this.refund(client, requested - actual, taken)));
       };
       if ('cached' in admission) {
+        this.options.responseCache?.served();
         // A cached answer costs what its execution cost (an entry stored without it: counted from its data).
         settle(Math.min(requested, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached.toString()).data)));
         // Answered in a slice of the check phase, as executions start (./slices.ts): the hits
@@ -156,6 +188,53 @@ export class RequestCore {
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
       return { kind: 'refused', status: error.status, errors: error.errors, operation, headers: { ...headers, ...error.headers }, cost };
+    }
+  }
+
+  /**
+   * A small request is read before it is counted, to learn whether checking it is only a
+   * lookup (`known`: its operation was prepared before, RequestPreparer.knows); then it is
+   * counted beside its charge. Anything else is counted before it is read.
+   */
+  private readEarly(request: GraphQLRequest): { params: OperationParams; known: boolean } | undefined {
+    if (request.credentialRefused || (request.size ?? 0) > SMALL_REQUEST) return undefined;
+    let params;
+    try {
+      params = request.readParams();
+    } catch {
+      return undefined; // read again, and refused, once counted
+    }
+    return { params, known: this.options.preparer.knows(params) };
+  }
+
+  /**
+   * Takes the whole requested cost in the turn the response cache is asked: with Redis
+   * the charge and the lookup share one pipeline (src/store/redis-turn.ts). A lookup that
+   * fails gives the cost back.
+   */
+  private charge(client: string, checked: CheckedRequest, caller: Caller): Charging {
+    const taking = this.options.cost.take(client, checked.cost);
+    const admission = this.options.preparer.admit(checked, caller).catch(async (error: unknown) => {
+      this.refund(client, checked.cost, await taking);
+      throw error;
+    });
+    // Awaited once the count (if any) has answered: never an unhandled rejection meanwhile.
+    admission.catch(() => {});
+    return { taking, admission };
+  }
+
+  /** A count made beside the charge: once refused, what was taken goes back (a failed lookup gave it back already). */
+  private async counted(
+    counting: Promise<Record<string, number>>,
+    client: string,
+    requested: number,
+    charging: Charging | undefined,
+  ): Promise<Record<string, number>> {
+    try {
+      return await counting;
+    } catch (error) {
+      if (charging) void charging.admission.then(async () => this.refund(client, requested, await charging.taking), () => {});
+      throw error;
     }
   }
 

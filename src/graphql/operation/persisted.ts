@@ -55,6 +55,12 @@ export class PersistedQueries {
     this.maxDocumentBytes = Math.floor((options.maxBytes ?? 16 * 1024 * 1024) / LARGEST_SHARE);
   }
 
+  /** The query text to run when `resolve` needs no store (a plain query, no persisted-query extension); else undefined. */
+  asSent(query: unknown, extensions: Record<string, unknown> | null | undefined): string | undefined {
+    const persisted = this.mode === 'off' ? undefined : extensions?.['persistedQuery'];
+    return (persisted === undefined || persisted === null) && this.mode !== 'only' && typeof query === 'string' ? query : undefined;
+  }
+
   /** The query text to run, or a RequestError to answer with. */
   async resolve(query: unknown, extensions: Record<string, unknown> | null | undefined): Promise<ResolvedQuery> {
     const persisted = this.mode === 'off' ? undefined : extensions?.['persistedQuery'];

@@ -125,6 +125,15 @@ export class OperationPipeline {
     });
   }
 
+  /**
+   * The operation is parsed, validated and compiled already (or known to be refused): its
+   * `prepare` is a lookup, cheap enough to do before the request is counted.
+   */
+  knows(query: string, operationName: string | null | undefined): boolean {
+    const entry = this.documents.peek(query);
+    return entry !== undefined && (entry.errors !== undefined || entry.operations.has(operationName ?? ''));
+  }
+
   /** Estimated bytes the cached documents hold (tests, diagnostics). */
   get cachedBytes(): number {
     return this.documents.calculatedSize;

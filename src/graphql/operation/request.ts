@@ -86,6 +86,12 @@ export class RequestPreparer {
     return { params, operation, cost, registerAs: resolved.registerAs, query: resolved.query };
   }
 
+  /** Checking these parameters is a lookup: their document was prepared before, and no persisted-query store must be asked. */
+  knows(params: OperationParams): boolean {
+    const query = this.persisted.asSent(params.query, params.extensions);
+    return query !== undefined && this.pipeline.knows(query, params.operationName);
+  }
+
   /**
    * The response-cache lookup: the cached answer, or the request to execute. Asked in the
    * event-loop turn it is called in (with Redis, in that turn's pipeline: src/store/redis-turn.ts).

@@ -135,6 +135,7 @@ export function graphqlSse(app: FastifyInstance, options: GraphqlSseOptions): Gr
       caller: identity.caller,
       credentialRefused: identity.rejected,
       ip: request.ip,
+      size: request.method === 'GET' ? request.url.length : ((request.body as string | undefined)?.length ?? 0),
       transport: request.method === 'GET' ? 'sse-get' : 'sse-post',
       format,
       // The same parameters as over HTTP: POST only as JSON (the CSRF rule), GET for queries and subscriptions.
