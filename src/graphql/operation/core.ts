@@ -139,14 +139,13 @@ export class RequestCore {
         failure = error;
       }
       if (counting) {
-        try {
-          headers = await this.counted(counting, client, requested, charging);
-        } catch (error) {
-          // Over the request limit answers 429 first, whatever else the request did wrong,
-          // and as a request counted first would: no operation, nothing answered from the cache.
+        // Over the request limit answers 429 first, whatever else the request did wrong, as a
+        // request counted first would: nothing charged, no operation, nothing from the cache.
+        headers = await counting.catch((error: unknown) => {
+          if (charging) this.uncharge(client, requested, charging);
           operation = undefined;
           throw error;
-        }
+        });
       }
       if (!charging) throw failure;
       const admission = await charging.admission;
@@ -223,19 +222,9 @@ export class RequestCore {
     return { taking, admission };
   }
 
-  /** A count made beside the charge: once refused, what was taken goes back (a failed lookup gave it back already). */
-  private async counted(
-    counting: Promise<Record<string, number>>,
-    client: string,
-    requested: number,
-    charging: Charging | undefined,
-  ): Promise<Record<string, number>> {
-    try {
-      return await counting;
-    } catch (error) {
-      if (charging) void charging.admission.then(async () => this.refund(client, requested, await charging.taking), () => {});
-      throw error;
-    }
+  /** Gives back a charge whose request was refused by its count (a failed lookup gave it back already). */
+  private uncharge(client: string, requested: number, charging: Charging): void {
+    void charging.admission.then(async () => this.refund(client, requested, await charging.taking), () => {});
   }
 
   /** The report and headers once the bucket answered (`actual` null: refused for its cost). */
