@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { EVERYTHING, type LocalVersions, type Version, type VersionStore } from './versions.js';
 import { Recorder } from './recorder.js';
-import { CallerScope, levelsOf, scopeKey, type SharingCaller } from './sharing.js';
+import { CallerScope, levelsOf, scopeKey, USER, type SharingCaller } from './sharing.js';
 
 /**
  * Whole-response cache for queries (docs/decisions.md): the bytes of an error-free
@@ -23,6 +23,30 @@ export interface CacheSlot {
   readonly base: string;
   readonly scope: CallerScope;
   readonly recorder: Recorder;
+  /** The same requests of the same caller (`joinKey`) that joined this execution (`store`, `release`). */
+  readonly joiners: Joiners;
+}
+
+type Answer = { body: Body; cost: number | undefined };
+
+/** Requests waiting for a running execution's answer (docs/caching.md, "Joining an execution"). */
+class Joiners {
+  private waiting: ((answer: Answer | undefined) => void)[] | undefined;
+  private settled = false;
+
+  constructor(readonly joinKey: string) {}
+
+  /** Its answer; undefined when it had none to share (each joiner then executes itself). Asked only while it runs. */
+  answer(): Promise<Answer | undefined> {
+    return new Promise((resolve) => (this.waiting ??= []).push(resolve));
+  }
+
+  /** The first call counts. */
+  settle(answer: Answer | undefined): void {
+    if (this.settled) return;
+    this.settled = true;
+    for (const resolve of this.waiting ?? []) resolve(answer);
+  }
 }
 
 interface Entry {
@@ -43,7 +67,7 @@ interface Entry {
 /** A body as kept: JSON text, or its UTF-8 bytes. */
 export type Body = string | Buffer;
 
-export type Lookup = { body: Body; cost: number | undefined } | CacheSlot | undefined;
+export type Lookup = Answer | CacheSlot | undefined;
 
 export class ResponseCache {
   private readonly entries: LRUCache<string, Entry>;
@@ -52,6 +76,8 @@ export class ResponseCache {
    * lookup. Keyed by the client's variables, so bounded in bytes too (an eighth of the budget).
    */
   private readonly lastTags: LRUCache<string, readonly string[]>;
+  /** Misses executing now, by caller and request (`joinKey`): the same request of the same caller joins one. */
+  private readonly running = new Map<string, CacheSlot>();
   private readonly operationIds = new WeakMap<CacheableOperation, string>();
   private nextOperationId = 0;
   /** Answers served from the cache (`served`), and lookups that had to execute (tests). */
@@ -84,15 +110,14 @@ export class ResponseCache {
     return local ? this.lookupLocal(base, caller, local) : this.lookupShared(base, caller);
   }
 
-  private lookupLocal(base: string, caller: SharingCaller, local: LocalVersions): Lookup {
+  private lookupLocal(base: string, caller: SharingCaller, local: LocalVersions): Lookup | Promise<Lookup> {
     if (!local.check()) return undefined;
     for (const level of levelsOf(caller)) {
       const key = `${scopeKey(caller, level)}\u0001${base}`;
       const entry = this.entries.get(key);
       if (entry && this.isCurrent(entry, local, key)) return this.hit(entry);
     }
-    this.stats.misses++;
-    return { base, scope: new CallerScope(caller), recorder: new Recorder((tag) => local.current(tag)) };
+    return this.miss(base, caller, new Recorder((tag) => local.current(tag)), (tag) => local.current(tag));
   }
 
   /**
@@ -121,12 +146,34 @@ export class ResponseCache {
       // Versions are random tokens: one that changed never comes back.
       this.entries.delete(key);
     }
-    this.stats.misses++;
     const recorder = new Recorder(
       (tag) => snapshot.get(tag),
       async (more) => this.versions.read(more),
     );
-    return { base, scope: new CallerScope(caller), recorder };
+    return this.miss(base, caller, recorder, (tag) => snapshot.get(tag));
+  }
+
+  /**
+   * A miss joins the same request of the same caller while it executes, if everything that
+   * execution has read so far is unchanged now (`versionNow`): its answer then holds data
+   * current while this request was under way (docs/caching.md, "Joining an execution").
+   * Otherwise it executes, and others may join it.
+   */
+  private miss(base: string, caller: SharingCaller, recorder: Recorder, versionNow: (tag: string) => Version | undefined): Lookup | Promise<Lookup> {
+    const joinKey = `${scopeKey(caller, USER)}\u0001${base}`;
+    const slot: CacheSlot = { base, scope: new CallerScope(caller), recorder, joiners: new Joiners(joinKey) };
+    const running = this.running.get(joinKey);
+    if (running && running.recorder.tags.every((tag, i) => versionNow(tag) === running.recorder.versions[i])) {
+      return running.joiners.answer().then((answer) => {
+        if (answer) return answer;
+        this.stats.misses++;
+        return slot;
+      });
+    }
+    this.stats.misses++;
+    // A newer execution: later requests join it (one whose reads moved on still answers its own joiners).
+    this.running.set(joinKey, slot);
+    return slot;
   }
 
   /**
@@ -134,6 +181,7 @@ export class ResponseCache {
    * known to be unchanged since; `cost` is what the execution cost (its objects).
    */
   store(slot: CacheSlot, body: Body, cost?: number): void {
+    this.settle(slot, { body, cost });
     const { recorder, scope } = slot;
     const local = this.versions.local;
     if (!local) this.lastTags.set(slot.base, recorder.tags);
@@ -152,12 +200,23 @@ export class ResponseCache {
     return false;
   }
 
+  /** A miss ended with nothing to store (errors, a refusal, no execution): whoever joined it executes itself. */
+  release(slot: CacheSlot): void {
+    this.settle(slot, undefined);
+  }
+
+  private settle(slot: CacheSlot, answer: Answer | undefined): void {
+    const { joiners } = slot;
+    if (this.running.get(joiners.joinKey) === slot) this.running.delete(joiners.joinKey);
+    joiners.settle(answer);
+  }
+
   /** A hit was answered: a lookup's hit may still be refused, by a count made beside it (src/graphql/operation/core.ts). */
   served(): void {
     this.stats.hits++;
   }
 
-  private hit(entry: Entry): { body: Body; cost: number | undefined } {
+  private hit(entry: Entry): Answer {
     return { body: entry.body, cost: entry.cost };
   }
 

@@ -91,6 +91,92 @@ for (const [name, make] of [
       expect(await serve(cache, bob, byIdentity, vars)).toEqual({ body: 'theirs', hit: true });
     });
 
+    describe('a miss joins the same request of the same caller while it executes', () => {
+      /** A cache whose request for p:1 ran once and went old (so, with Redis, the lookup fetches p:1 with its versions). */
+      async function warmed() {
+        const versions = make();
+        const cache = new ResponseCache(versions, 1 << 20);
+        const data = new Map([['p:1', 'zero']]);
+        await serve(cache, ANONYMOUS, reading(data, ['p:1']));
+        data.set('p:1', 'one');
+        await versions.bump(['p:1']);
+        let open!: () => void;
+        const gate = new Promise<void>((resolve) => (open = resolve));
+        const executed: string[] = [];
+        /** Reads p:1, then waits for the gate before answering. */
+        const slow = async (slot: CacheSlot) => {
+          const body = await reading(data, ['p:1'])(slot);
+          executed.push(body);
+          await gate;
+          return body;
+        };
+        return { versions, cache, data, open, executed, slow };
+      }
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+      it('is answered by that execution', async () => {
+        const { cache, open, executed, slow } = await warmed();
+        const first = serve(cache, ANONYMOUS, slow);
+        await turn();
+        const second = serve(cache, ANONYMOUS, slow);
+        open();
+        expect(await first).toEqual({ body: 'one', hit: false });
+        expect(await second).toEqual({ body: 'one', hit: true });
+        expect(executed).toEqual(['one']);
+      });
+
+      it('not once a write bumped what that execution read: it executes itself', async () => {
+        const { versions, cache, data, open, executed, slow } = await warmed();
+        const first = serve(cache, ANONYMOUS, slow);
+        await turn();
+        data.set('p:1', 'two');
+        await versions.bump(['p:1']);
+        const second = serve(cache, ANONYMOUS, reading(data, ['p:1']));
+        expect(await second).toEqual({ body: 'two', hit: false });
+        open();
+        expect(await first).toEqual({ body: 'one', hit: false });
+        expect(executed).toEqual(['one']);
+        // Never the old answer (with Redis the late store may have replaced the entry: a miss).
+        expect((await serve(cache, ANONYMOUS, reading(data, ['p:1']))).body).toBe('two');
+      });
+
+      it('a write after it joined: the answer was current while it was under way, and is not kept', async () => {
+        const { versions, cache, data, open, slow } = await warmed();
+        const first = serve(cache, ANONYMOUS, slow);
+        await turn();
+        const second = serve(cache, ANONYMOUS, slow);
+        await turn();
+        data.set('p:1', 'two');
+        await versions.bump(['p:1']);
+        open();
+        expect(await first).toEqual({ body: 'one', hit: false });
+        expect(await second).toEqual({ body: 'one', hit: true });
+        expect(await serve(cache, ANONYMOUS, reading(data, ['p:1']))).toEqual({ body: 'two', hit: false });
+      });
+
+      it('another caller does not join: it executes itself', async () => {
+        const { cache, open, executed, slow } = await warmed();
+        const first = serve(cache, alice, slow);
+        await turn();
+        const second = serve(cache, bob, slow);
+        await turn();
+        open();
+        expect(await first).toEqual({ body: 'one', hit: false });
+        expect(await second).toEqual({ body: 'one', hit: false });
+        expect(executed).toEqual(['one', 'one']);
+      });
+
+      it('when that execution keeps nothing (errors, a refusal), whoever joined executes itself', async () => {
+        const { cache, data } = await warmed();
+        const leader = await cache.lookup(operation, {}, ANONYMOUS);
+        if (!leader || 'body' in leader) throw new Error('expected a miss');
+        const second = serve(cache, ANONYMOUS, reading(data, ['p:1']));
+        await turn();
+        cache.release(leader);
+        expect(await second).toEqual({ body: 'one', hit: false });
+      });
+    });
+
     it('reads after awaits (the way loaders batch) are recorded too', async () => {
       const versions = make();
       const cache = new ResponseCache(versions, 1 << 20);

@@ -149,41 +149,47 @@ export class RequestCore {
       }
       if (!charging) throw failure;
       const admission = await charging.admission;
-      const taken = await charging.taking;
-      if (!taken.allowed) {
-        ({ cost, headers } = this.charged(headers, requested, null, taken));
-        throw this.refusal(requested, taken, request.transport);
-      }
-      /** What it finally cost: the rest goes back, and the report says what the bucket then holds. */
-      const settle = (actual: number) => {
-        ({ cost, headers } = this.charged(headers, requested, actual, this.refund(client, requested - actual, taken)));
-      };
-      if ('cached' in admission) {
-        this.options.responseCache?.served();
-        // A cached answer costs what its execution cost (an entry stored without it: counted from its data).
-        settle(Math.min(requested, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached.toString()).data)));
-        // Answered in a slice of the check phase, as executions start (./slices.ts): the hits
-        // of a turn then write their sockets together, after the poll phase read every request
-        // (docs/decisions.md, "Hits are answered in a slice too").
-        await nextSlice();
-        return { kind: 'result', body: withCost(admission.cached, cost!), cache: 'hit', operation, headers, cost };
-      }
-      const { prepared } = admission;
-      if (operation.operationType === 'subscription') {
-        settle(requested);
-        return { kind: 'subscription', prepared, variables: params.variables, variablesKey, operation, headers, cost };
-      }
-      let result: ExecutionResult;
+      // A miss that ends without storing lets whoever joined it execute (src/cache/response-cache.ts).
+      const slot = 'prepared' in admission ? admission.prepared.cacheSlot : undefined;
       try {
-        result = await execute(prepared, this.options.services, prepared.line && request.signal?.());
-      } catch (error) {
-        // Not executed (its turn never came, its client went): the whole cost goes back.
-        settle(0);
-        throw error;
+        const taken = await charging.taking;
+        if (!taken.allowed) {
+          ({ cost, headers } = this.charged(headers, requested, null, taken));
+          throw this.refusal(requested, taken, request.transport);
+        }
+        /** What it finally cost: the rest goes back, and the report says what the bucket then holds. */
+        const settle = (actual: number) => {
+          ({ cost, headers } = this.charged(headers, requested, actual, this.refund(client, requested - actual, taken)));
+        };
+        if ('cached' in admission) {
+          this.options.responseCache?.served();
+          // A cached answer costs what its execution cost (an entry stored without it: counted from its data).
+          settle(Math.min(requested, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached.toString()).data)));
+          // Answered in a slice of the check phase, as executions start (./slices.ts): the hits
+          // of a turn then write their sockets together, after the poll phase read every request
+          // (docs/decisions.md, "Hits are answered in a slice too").
+          await nextSlice();
+          return { kind: 'result', body: withCost(admission.cached, cost!), cache: 'hit', operation, headers, cost };
+        }
+        const { prepared } = admission;
+        if (operation.operationType === 'subscription') {
+          settle(requested);
+          return { kind: 'subscription', prepared, variables: params.variables, variablesKey, operation, headers, cost };
+        }
+        let result: ExecutionResult;
+        try {
+          result = await execute(prepared, this.options.services, prepared.line && request.signal?.());
+        } catch (error) {
+          // Not executed (its turn never came, its client went): the whole cost goes back.
+          settle(0);
+          throw error;
+        }
+        const actual = Math.min(requested, actualCost(operation, result.data));
+        settle(actual);
+        return this.answer(prepared, result, request.format, headers, cost!, actual);
+      } finally {
+        if (slot) this.options.responseCache?.release(slot);
       }
-      const actual = Math.min(requested, actualCost(operation, result.data));
-      settle(actual);
-      return this.answer(prepared, result, request.format, headers, cost!, actual);
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
       return { kind: 'refused', status: error.status, errors: error.errors, operation, headers: { ...headers, ...error.headers }, cost };
@@ -224,7 +230,10 @@ export class RequestCore {
 
   /** Gives back a charge whose request was refused by its count (a failed lookup gave it back already). */
   private uncharge(client: string, requested: number, charging: Charging): void {
-    void charging.admission.then(async () => this.refund(client, requested, await charging.taking), () => {});
+    void charging.admission.then(async (admission) => {
+      if ('prepared' in admission && admission.prepared.cacheSlot) this.options.responseCache?.release(admission.prepared.cacheSlot);
+      this.refund(client, requested, await charging.taking);
+    }, () => {});
   }
 
   /** The report and headers once the bucket answered (`actual` null: refused for its cost). */
