@@ -146,6 +146,11 @@ export class ResponseCache {
       // Versions are random tokens: one that changed never comes back.
       this.entries.delete(key);
     }
+    // One stored while the versions were fetched (the same request, finishing meanwhile) is checked against them too.
+    for (const level of levelsOf(caller)) {
+      const entry = this.entries.peek(`${scopeKey(caller, level)}\u0001${base}`);
+      if (entry && entry.tags.every((tag, i) => snapshot.get(tag) === entry.versions[i])) return this.hit(entry);
+    }
     const recorder = new Recorder(
       (tag) => snapshot.get(tag),
       async (more) => this.versions.read(more),

@@ -4,7 +4,7 @@ import type { Services } from '../../domain/services.js';
 import { clientKey, limitHeaders, limiterKey } from '../../rate-limit/limiter.js';
 import type { BucketAnswer, CostBucket } from '../../rate-limit/cost-bucket.js';
 import type { RequestLimit } from '../../rate-limit/request-limit.js';
-import type { Body, ResponseCache } from '../../cache/response-cache.js';
+import type { Body, CacheSlot, ResponseCache } from '../../cache/response-cache.js';
 import { actualCost } from './actual-cost.js';
 import { bodyOf, costHeaders, withCost, type CostReport } from './cost-report.js';
 import { CostOverLimit, InvalidVariables, RateLimited, RequestError, Unauthenticated, formatError, type FormatOptions } from './errors.js';
@@ -109,6 +109,8 @@ export class RequestCore {
     let headers: Answered['headers'] = {};
     let operation: PreparedOperation | undefined;
     let cost: CostReport | undefined;
+    // A miss that ends without storing lets whoever joined it execute (src/cache/response-cache.ts).
+    let slot: CacheSlot | undefined;
     try {
       const early = this.readEarly(request);
       // Over HTTP counted first, before any work, unless checking it is a lookup (below).
@@ -149,50 +151,47 @@ export class RequestCore {
       }
       if (!charging) throw failure;
       const admission = await charging.admission;
-      // A miss that ends without storing lets whoever joined it execute (src/cache/response-cache.ts).
-      const slot = 'prepared' in admission ? admission.prepared.cacheSlot : undefined;
-      try {
-        const taken = await charging.taking;
-        if (!taken.allowed) {
-          ({ cost, headers } = this.charged(headers, requested, null, taken));
-          throw this.refusal(requested, taken, request.transport);
-        }
-        /** What it finally cost: the rest goes back, and the report says what the bucket then holds. */
-        const settle = (actual: number) => {
-          ({ cost, headers } = this.charged(headers, requested, actual, this.refund(client, requested - actual, taken)));
-        };
-        if ('cached' in admission) {
-          this.options.responseCache?.served();
-          // A cached answer costs what its execution cost (an entry stored without it: counted from its data).
-          settle(Math.min(requested, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached.toString()).data)));
-          // Answered in a slice of the check phase, as executions start (./slices.ts): the hits
-          // of a turn then write their sockets together, after the poll phase read every request
-          // (docs/decisions.md, "Hits are answered in a slice too").
-          await nextSlice();
-          return { kind: 'result', body: withCost(admission.cached, cost!), cache: 'hit', operation, headers, cost };
-        }
-        const { prepared } = admission;
-        if (operation.operationType === 'subscription') {
-          settle(requested);
-          return { kind: 'subscription', prepared, variables: params.variables, variablesKey, operation, headers, cost };
-        }
-        let result: ExecutionResult;
-        try {
-          result = await execute(prepared, this.options.services, prepared.line && request.signal?.());
-        } catch (error) {
-          // Not executed (its turn never came, its client went): the whole cost goes back.
-          settle(0);
-          throw error;
-        }
-        const actual = Math.min(requested, actualCost(operation, result.data));
-        settle(actual);
-        return this.answer(prepared, result, request.format, headers, cost!, actual);
-      } finally {
-        if (slot) this.options.responseCache?.release(slot);
+      if ('prepared' in admission) slot = admission.prepared.cacheSlot;
+      const taken = await charging.taking;
+      if (!taken.allowed) {
+        ({ cost, headers } = this.charged(headers, requested, null, taken));
+        throw this.refusal(requested, taken, request.transport);
       }
+      /** What it finally cost: the rest goes back, and the report says what the bucket then holds. */
+      const settle = (actual: number) => {
+        ({ cost, headers } = this.charged(headers, requested, actual, this.refund(client, requested - actual, taken)));
+      };
+      if ('cached' in admission) {
+        this.options.responseCache?.served();
+        // A cached answer costs what its execution cost (an entry stored without it: counted from its data).
+        settle(Math.min(requested, admission.cachedCost ?? actualCost(operation, JSON.parse(admission.cached.toString()).data)));
+        // Answered in a slice of the check phase, as executions start (./slices.ts): the hits
+        // of a turn then write their sockets together, after the poll phase read every request
+        // (docs/decisions.md, "Hits are answered in a slice too").
+        await nextSlice();
+        return { kind: 'result', body: withCost(admission.cached, cost!), cache: 'hit', operation, headers, cost };
+      }
+      const { prepared } = admission;
+      if (operation.operationType === 'subscription') {
+        settle(requested);
+        return { kind: 'subscription', prepared, variables: params.variables, variablesKey, operation, headers, cost };
+      }
+      let result: ExecutionResult;
+      try {
+        result = await execute(prepared, this.options.services, prepared.line && request.signal?.());
+      } catch (error) {
+        // Not executed (its turn never came, its client went): the whole cost goes back.
+        settle(0);
+        throw error;
+      }
+      const actual = Math.min(requested, actualCost(operation, result.data));
+      settle(actual);
+      return this.answer(prepared, result, request.format, headers, cost!, actual);
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
       return { kind: 'refused', status: error.status, errors: error.errors, operation, headers: { ...headers, ...error.headers }, cost };
+    } finally {
+      if (slot) this.options.responseCache?.release(slot);
     }
   }
 
