@@ -8,6 +8,7 @@ import { CallerScope, levelsOf, scopeKey, USER, type SharingCaller } from './sha
  * result, valid while every tag its execution read (src/cache/reads.ts) keeps the
  * version recorded before the read, and keyed by what the execution read of the caller
  * (./sharing.ts). Memory versions are checked synchronously; with Redis one MGET per lookup.
+ * A miss joins the same request of the same caller while it executes (`miss`).
  */
 
 /**
@@ -23,7 +24,7 @@ export interface CacheSlot {
   readonly base: string;
   readonly scope: CallerScope;
   readonly recorder: Recorder;
-  /** The same requests of the same caller (`joinKey`) that joined this execution (`store`, `release`). */
+  /** The requests that joined this execution (the same request of the same caller): answered by `store`, let go by `release`. */
   readonly joiners: Joiners;
 }
 
@@ -46,6 +47,7 @@ class Joiners {
     if (this.settled) return;
     this.settled = true;
     for (const resolve of this.waiting ?? []) resolve(answer);
+    this.waiting = undefined;
   }
 }
 
@@ -76,7 +78,7 @@ export class ResponseCache {
    * lookup. Keyed by the client's variables, so bounded in bytes too (an eighth of the budget).
    */
   private readonly lastTags: LRUCache<string, readonly string[]>;
-  /** Misses executing now, by caller and request (`joinKey`): the same request of the same caller joins one. */
+  /** Misses executing now, by caller and request (`joinKey`): as many as the requests under way, at most. */
   private readonly running = new Map<string, CacheSlot>();
   private readonly operationIds = new WeakMap<CacheableOperation, string>();
   private nextOperationId = 0;
