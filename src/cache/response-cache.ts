@@ -128,13 +128,12 @@ export class ResponseCache {
    * snapshot and fetches anything else before reading it (./recorder.ts).
    */
   private async lookupShared(base: string, caller: SharingCaller): Promise<Lookup> {
-    const candidates: [string, Entry][] = [];
+    const fetched = new Set<Entry>();
     const wanted = new Set<string>([EVERYTHING]);
     for (const level of levelsOf(caller)) {
-      const key = `${scopeKey(caller, level)}\u0001${base}`;
-      const entry = this.entries.get(key);
+      const entry = this.entries.peek(`${scopeKey(caller, level)}\u0001${base}`);
       if (!entry) continue;
-      candidates.push([key, entry]);
+      fetched.add(entry);
       for (const tag of entry.tags) wanted.add(tag);
     }
     for (const tag of this.lastTags.get(base) ?? []) wanted.add(tag);
@@ -143,15 +142,15 @@ export class ResponseCache {
     if (!versions) return undefined;
     const snapshot = new Map<string, Version>();
     tags.forEach((tag, i) => snapshot.set(tag, versions[i]!));
-    for (const [key, entry] of candidates) {
-      if (entry.tags.every((tag, i) => snapshot.get(tag) === entry.versions[i])) return this.hit(entry);
-      // Versions are random tokens: one that changed never comes back.
-      this.entries.delete(key);
-    }
-    // One stored while the versions were fetched (the same request, finishing meanwhile) is checked against them too.
+    // The entries as they are now: one stored while the versions were fetched (the same
+    // request, finishing meanwhile) is checked against them too.
     for (const level of levelsOf(caller)) {
-      const entry = this.entries.peek(`${scopeKey(caller, level)}\u0001${base}`);
-      if (entry && entry.tags.every((tag, i) => snapshot.get(tag) === entry.versions[i])) return this.hit(entry);
+      const key = `${scopeKey(caller, level)}\u0001${base}`;
+      const entry = this.entries.get(key);
+      if (!entry) continue;
+      if (entry.tags.every((tag, i) => snapshot.get(tag) === entry.versions[i])) return this.hit(entry);
+      // Versions are random tokens: one that changed never comes back (an entry stored meanwhile may hold tags not fetched).
+      if (fetched.has(entry)) this.entries.delete(key);
     }
     const recorder = new Recorder(
       (tag) => snapshot.get(tag),
