@@ -381,7 +381,7 @@ function footnotesFor(mixes, weights, baselineNotes) {
   const notes = [
     `"${CACHE_LABEL.off}": RESPONSE_CACHE_MB=0 turns off Inkwell's whole-response cache only. Its other caches have no setting and are on in every row: ` +
       'the post(id) cache (row and like count; in process on SQLite, in Redis on PostgreSQL), shared reads (concurrent requests share one statement per turn), ' +
-      'the session memo (SQLite only), the verified-token memo and the parsed-document cache (64 MiB; an operation compiled on its second execution). ' +
+      'the session memo (SQLite only), the verified-token memo and the parsed-document cache (64 MiB; an operation compiled on its tenth execution). ' +
       "The reference has Mercurius's compiled-document cache (1,024) and per-request DataLoaders only; it verifies every token and reads every session.",
     `Reads (${percent(1 - SIGNED_IN)} anonymous over post, user, posts; ${percent(SIGNED_IN)} signed in over all five): standard ${shares(undefined)}.`,
   ];

@@ -2,13 +2,16 @@ import { execute, type DocumentNode, type ExecutionResult, type GraphQLSchema } 
 import { compileQuery, isCompiledQuery, type CompiledQuery, type CompilerOptions } from 'graphql-jit';
 
 /**
- * How a prepared operation executes: with graphql-js the first time, compiled by
- * graphql-jit from its second execution on (Mercurius's `jit: 1`). Compiling costs
- * more than executing a few times (on the literal-ids mix it was a fifth of the CPU,
- * most of it for documents run once or answered from the response cache after their
- * first execution); a repeated operation still gets the compiled speed
- * (docs/decisions.md, "Compiled on the second execution").
+ * How a prepared operation executes: with graphql-js its first INTERPRETED_EXECUTIONS
+ * times, then compiled by graphql-jit. A compile costs what 2 to 17 executions save
+ * (115–443 µs against 13–102 µs saved per execution on the bench's read shapes), so an
+ * operation is compiled once it has run about that many times: documents with literal
+ * ids, each run a few times, mostly never compile, and a repeated operation gets the
+ * compiled speed after its first few runs (docs/decisions.md, "Compiled on the tenth
+ * execution").
  */
+export const INTERPRETED_EXECUTIONS = 9;
+
 export interface Executable {
   query(root: unknown, context: unknown, variables: Record<string, unknown> | undefined): ExecutionResult | Promise<ExecutionResult>;
 }
@@ -27,7 +30,7 @@ export class CompiledOnRepeat implements Executable {
   ) {}
 
   query(root: unknown, context: unknown, variables: Record<string, unknown> | undefined): ExecutionResult | Promise<ExecutionResult> {
-    if (this.compiled === undefined && this.compilable && ++this.executions > 1) this.compile();
+    if (this.compiled === undefined && this.compilable && ++this.executions > INTERPRETED_EXECUTIONS) this.compile();
     if (this.compiled) {
       const result = this.compiled.query(root, context, variables);
       // Variables that do not match their types (refused before any resolver, no data):

@@ -30,7 +30,7 @@ import { CompiledOnRepeat, type Executable } from './executable.js';
 /**
  * The transport-free half of every operation: parse → validate (spec rules, limits,
  * no introspection in production) → an executable (./executable.ts: graphql-jit
- * compiles it on its second execution). HTTP and WebSocket adapters both call
+ * compiles it once it has run a few times). HTTP and WebSocket adapters both call
  * `prepare` from their `onSubscribe` hooks, so there is one set of rules. Documents are
  * cached by their text in an LRU bounded in bytes: a repeated operation is not parsed,
  * validated or compiled again, and a repeated bad one is refused from the cache too

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INTERPRETED_EXECUTIONS } from '../../../src/graphql/operation/executable.js';
 import { signIn, type SignedIn } from '../../helpers/auth.js';
 import { startServer, withoutCost, type TestServer } from '../../helpers/server.js';
 
 /**
- * An operation runs on graphql-js the first time and on graphql-jit's compiled code
- * from its second execution on (src/graphql/operation/executable.ts): clients must not
- * tell the two apart. Each operation is sent three times, with a variable the response
- * cache keys on and execution ignores, so that each one executes: the answers must be
- * the same text, data, errors and all.
+ * An operation runs on graphql-js its first INTERPRETED_EXECUTIONS times and on
+ * graphql-jit's compiled code after (src/graphql/operation/executable.ts): clients must
+ * not tell the two apart. Each operation is sent until two answers came from compiled
+ * code, with a variable the response cache keys on and execution ignores, so that each
+ * one executes: the answers must be the same text, data, errors and all.
  */
 let server: TestServer;
 let alice: SignedIn;
@@ -21,7 +22,7 @@ afterAll(() => server.close());
 let run = 0;
 async function answers(query: string, variables: Record<string, unknown> = {}, who?: SignedIn): Promise<string[]> {
   const texts: string[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < INTERPRETED_EXECUTIONS + 2; i++) {
     const response = await fetch(`${server.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...who?.headers },
@@ -35,7 +36,7 @@ async function answers(query: string, variables: Record<string, unknown> = {}, w
 const POST = 'id title content published tags likes createdAt author { id name email role } reactions(limit: 10) { id type user { name } post { id } }';
 const USER = `id name email age avatar role createdAt postsCount posts(limit: 10) { ${POST} }`;
 
-describe('the first execution (graphql-js) and the next ones (compiled)', () => {
+describe('the first executions (graphql-js) and the next ones (compiled)', () => {
   it.each([
     ['every field of users, posts and books', `{ users(limit: 100) { ${USER} } posts(limit: 100) { ${POST} } books(limit: 10) { id title author year } }`],
     ['fragments, aliases, __typename and directives', '{ a: posts(limit: 2) { ...P } b: posts(limit: 2, offset: 1) { ...P title @skip(if: true) } } fragment P on Post { __typename id title @include(if: true) }'],
