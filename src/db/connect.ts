@@ -9,6 +9,7 @@ import type { Database } from './schema.js';
 import { countSingleConnection, type PoolUse } from './pool-use.js';
 import { externalChanges, type ExternalChanges } from '../cache/external-changes.js';
 import { traceStatements } from './statement-spans.js';
+import { Checkpoints } from './checkpoints.js';
 import { announcedWrites, trackWrites, type UnannouncedWriteListener } from '../cache/write-tracking.js';
 
 /**
@@ -56,6 +57,7 @@ export function connectDatabase(database: Config['database']): Db {
   };
   let external: ExternalChanges | undefined;
   let inTransaction = () => false;
+  let checkpoints: Checkpoints | undefined;
 
   let dialect: Dialect;
   let poolUse: () => PoolUse;
@@ -69,8 +71,10 @@ export function connectDatabase(database: Config['database']): Db {
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
+    if (file !== ':memory:') checkpoints = new Checkpoints(sqlite, file);
+    const statements = withStatementCache(sqlite, checkpoints);
     // observability: SQLite's statements get spans here while tracing is on, and its one connection is counted.
-    const counted = countSingleConnection(traceStatements(new SqliteDialect({ database: withStatementCache(sqlite) })));
+    const counted = countSingleConnection(traceStatements(new SqliteDialect({ database: statements })));
     dialect = counted.dialect;
     poolUse = counted.use;
     external = externalChanges(sqlite, file, () => inTransaction());
@@ -98,6 +102,7 @@ export function connectDatabase(database: Config['database']): Db {
       await sql`select 1`.execute(kysely);
     },
     async close() {
+      await checkpoints?.close();
       await kysely.destroy();
       external?.close();
     },
@@ -107,8 +112,9 @@ export function connectDatabase(database: Config['database']): Db {
 /**
  * Kysely's SQLite driver prepares every statement anew; preparing costs more than
  * running a small query. better-sqlite3 statements are reusable, so keep the recent ones.
+ * Kysely prepares a statement each time it runs one: a writing one asks for a checkpoint.
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+function withStatementCache(sqlite: SQLite.Database, checkpoints: Checkpoints | undefined): SqliteDatabase {
   const statements = new LRUCache<string, SQLite.Statement>({ max: 500 });
   return {
     prepare(text: string) {
@@ -117,6 +123,7 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
         statement = sqlite.prepare(text);
         statements.set(text, statement);
       }
+      if (!statement.readonly) checkpoints?.wrote();
       return statement;
     },
     close: () => sqlite.close(),

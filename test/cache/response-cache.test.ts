@@ -118,10 +118,11 @@ describe('response cache', () => {
     const first = await server.gql(partial);
     expect(first.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(first.body.data).toBeNull();
-    const before = server.inkwell.backends.db.queryCount;
+    // Counted by the cache itself: the statements of `books` may still be under way when the error is answered.
+    const { hits, misses } = server.inkwell.responseCache!.stats;
     const second = await server.gql(partial);
     expect(second.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect(server.inkwell.backends.db.queryCount - before).toBeGreaterThan(0);
+    expect(server.inkwell.responseCache!.stats).toEqual({ hits, misses: misses + 1 });
   });
 
   it('a cached query still honours content negotiation, GET and persisted queries', async () => {
