@@ -17,8 +17,10 @@ export const tags = {
   all: EVERYTHING,
   /** A post's row (title, content, tags, published, author). */
   post: (id: string) => `p:${id}`,
-  /** A post's reactions and its like count. */
+  /** A post's reactions (Post.reactions). */
   reactions: (postId: string) => `r:${postId}`,
+  /** A post's like count, its reactions of type `like` (Post.likes, the post cache): other types leave it. */
+  likes: (postId: string) => `l:${postId}`,
   /** The list of all posts (Query.posts). */
   posts: 'P',
   /** An author's posts and their counts (User.posts, User.postsCount). */

@@ -9,13 +9,13 @@ export interface PostWithLikes {
   likes: number;
 }
 
-/** The `post(id)` cache (src/cache/entity-cache.ts): a post's row and like count, bumped by its writes and its reactions. */
+/** The `post(id)` cache (src/cache/entity-cache.ts): a post's row and like count, bumped by its writes and its likes. */
 export type PostCache = EntityCache<PostWithLikes>;
 
 export function postKind(load: (ids: readonly string[]) => Promise<Map<string, PostWithLikes>>): EntityKind<PostWithLikes> {
   return {
     name: 'post',
-    tagsOf: (id) => [EVERYTHING, tags.post(id), tags.reactions(id)],
+    tagsOf: (id) => [EVERYTHING, tags.post(id), tags.likes(id)],
     load,
     isEntity: (value): value is PostWithLikes =>
       typeof value === 'object' && value !== null && typeof (value as PostWithLikes).likes === 'number' && typeof (value as PostWithLikes).post === 'object',

@@ -4,7 +4,7 @@ import { newestPerKey } from '../db/newest-per-key.js';
 import type { Database, PostRow } from '../db/schema.js';
 import { statementsOf } from '../db/statements.js';
 import type { PostWithLikes } from './post-cache.js';
-import type { Post, PostColumns, PostListing } from './types.js';
+import { LIKE, type Post, type PostColumns, type PostListing } from './types.js';
 
 /**
  * The SQL of post reads and the mapping of their rows (src/domain/posts.ts decides who
@@ -53,7 +53,7 @@ export async function loadPostsWithLikes(db: Db, ids: readonly string[]): Promis
           .selectFrom('reactions')
           .select((sub) => sub.fn.countAll<string | number>().as('n'))
           .whereRef('reactions.post_id', '=', 'posts.id')
-          .where('reactions.type', '=', 'like')
+          .where('reactions.type', '=', LIKE)
           .as('likes'),
       )
       .where('posts.id', 'in', list);

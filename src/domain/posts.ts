@@ -9,7 +9,7 @@ import { authorsNewest, columnsOf, draftAmong, fromRows, isTrue, publishedPage, 
 import { tags, type Reads } from '../cache/reads.js';
 import { SharedBatch, SharedRead } from '../db/shared-batch.js';
 import { statementsOf } from '../db/statements.js';
-import type { Page, Post, PostColumns, PostListing } from './types.js';
+import { LIKE, type Page, type Post, type PostColumns, type PostListing } from './types.js';
 import {
   checkId,
   checkPage,
@@ -136,7 +136,7 @@ export class PostService {
   async byIdsWithLikes(caller: Caller, ids: readonly string[], reads: Reads): Promise<(PostWithLikes | null)[]> {
     for (const id of ids) checkId('id', id);
     const found = await reads.read(
-      ids.flatMap((id) => [tags.post(id), tags.reactions(id)]),
+      ids.flatMap((id) => [tags.post(id), tags.likes(id)]),
       () => this.cache.getMany(ids),
     );
     return found.map((entry) => (entry && isVisible(caller, entry.post) ? entry : null));
@@ -193,9 +193,9 @@ export class PostService {
         .selectFrom('reactions')
         .select((eb) => ['post_id', eb.fn.countAll<string | number>().as('n')])
         .where('post_id', 'in', list)
-        .where('type', '=', 'like')
+        .where('type', '=', LIKE)
         .groupBy('post_id');
-    const rows = await reads.read(unique.map(tags.reactions), () => this.statements.rows('likes', likes, [unique]));
+    const rows = await reads.read(unique.map(tags.likes), () => this.statements.rows('likes', likes, [unique]));
     const counts = new Map(rows.map((row) => [row.post_id, Number(row.n)]));
     return ids.map((id) => counts.get(id) ?? 0);
   }
@@ -286,7 +286,7 @@ export class PostService {
       await trx.deleteFrom('posts').where('id', '=', id).execute();
       return row;
     });
-    await this.deps.versions.bump([...changedPost(deleted), tags.reactions(id)]);
+    await this.deps.versions.bump([...changedPost(deleted), tags.reactions(id), tags.likes(id)]);
     return true;
   }
 

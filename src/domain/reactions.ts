@@ -9,7 +9,7 @@ import { isVisible } from './posts.js';
 import { tags, type Reads } from '../cache/reads.js';
 import { newestPerKey } from '../db/newest-per-key.js';
 import { SharedBatch } from '../db/shared-batch.js';
-import type { Page, Reaction } from './types.js';
+import { LIKE, type Page, type Reaction } from './types.js';
 import { checkId, checkPage, checkReactionType, isForeignKeyViolation, isUniqueViolation } from './validate.js';
 
 export function toReaction(row: ReactionRow): Reaction {
@@ -78,7 +78,7 @@ export class ReactionService {
       throw err;
     }
     const reaction = toReaction(row);
-    await this.deps.versions.bump([tags.reactions(postId)]);
+    await this.deps.versions.bump(type === LIKE ? [tags.reactions(postId), tags.likes(postId)] : [tags.reactions(postId)]);
     await this.deps.pubsub.publish(channels.postReactionAdded(postId), reaction).catch(() => {
       // Subscribers may miss events during a pub/sub outage (docs/operations.md); the reaction is stored.
     });

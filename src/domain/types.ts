@@ -36,6 +36,9 @@ export interface Post extends PostListing {
 /** What a list of posts reads: every column, or the listing's. */
 export type PostColumns = 'all' | 'listing';
 
+/** The reaction type a post's `likes` counts. */
+export const LIKE = 'like';
+
 export interface Reaction {
   id: string;
   postId: string;

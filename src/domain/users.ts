@@ -251,8 +251,8 @@ export class UserService {
       ...changedUser(id),
       tags.postsBy(id),
       ...(changed.own.length > 0 ? [tags.posts] : []),
-      ...changed.own.flatMap((postId) => [tags.post(postId), tags.reactions(postId)]),
-      ...changed.reacted.map((postId) => tags.reactions(postId)),
+      ...changed.own.flatMap((postId) => [tags.post(postId), tags.reactions(postId), tags.likes(postId)]),
+      ...changed.reacted.flatMap((postId) => [tags.reactions(postId), tags.likes(postId)]),
     ]);
     return true;
   }

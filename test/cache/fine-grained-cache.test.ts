@@ -125,6 +125,33 @@ describe('a reaction to one post', () => {
   });
 });
 
+describe('a reaction of another type than like', () => {
+  it('leaves the like counts warm and makes the reaction lists fresh', async () => {
+    const likes: [string, Record<string, unknown>][] = [
+      ['query ($id: ID!) { post(id: $id) { id title likes } }', { id: ids.poetry }],
+      ['query ($id: ID!) { user(id: $id) { posts(limit: 10) { id likes } } }', { id: ids.carol }],
+    ];
+    const reactions = 'query ($id: ID!) { post(id: $id) { reactions(limit: 50) { type user { name } } } }';
+    const before = new Map<string, string>();
+    for (const [query, variables] of likes) before.set(query, await warm(query, variables));
+    const listed = await warm(reactions, { id: ids.poetry });
+
+    await write('mutation ($id: ID!) { addReaction(postId: $id, type: "insightful") { id } }', { id: ids.poetry }, bob);
+
+    for (const [query, variables] of likes) {
+      const answer = await ask(query, variables);
+      expect(answer.fromCache, `${query} stays warm`).toBe(true);
+      expect(answer.text).toBe(before.get(query));
+      expect(answer.text).toBe((await fresh(query, variables)).text);
+    }
+    const after = await ask(reactions, { id: ids.poetry });
+    expect(after.fromCache).toBe(false);
+    expect(after.text).not.toBe(listed);
+    expect(after.text).toContain('insightful');
+    expect(after.text).toBe((await fresh(reactions, { id: ids.poetry })).text);
+  });
+});
+
 describe('who shares a cached response', () => {
   it('a response that read nothing of the caller serves everyone', async () => {
     const query = 'query ($id: ID!) { post(id: $id) { id title author { name } } books(limit: 3) { title } }';
