@@ -244,13 +244,23 @@ export class PostService {
     if (patch.content !== undefined) changes.content = patch.content === null ? null : checkPostContent(patch.content);
     if (patch.tags !== undefined) changes.tags = patch.tags === null ? null : JSON.stringify(checkTags(patch.tags));
 
-    const current = await this.loadForWrite(writer, id);
-    if (Object.keys(changes).length === 0) return toPost(current);
+    if (Object.keys(changes).length === 0) return toPost(await this.loadForWrite(writer, id));
     changes.updated_at = nowIso();
-    // The row as this update left it, from the same statement.
-    const updated = await this.db.updateTable('posts').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
-    if (!updated) throw new NotFoundError('Post');
-    await this.deps.versions.bump(changedPost(current));
+    // One statement checks and writes: the caller's own post (any post for an admin), the
+    // row as this update left it. Only a refused update reads the post, to say why.
+    const updated = await this.db
+      .updateTable('posts')
+      .set(changes)
+      .where('id', '=', id)
+      .$if(!mayActForOthers(writer), (update) => update.where('author_id', '=', writer.id))
+      .returningAll()
+      .executeTakeFirst();
+    if (!updated) {
+      await this.loadForWrite(writer, id);
+      // Neither missing nor another's when read again: deleted and gone in between is all that is left.
+      throw new NotFoundError('Post');
+    }
+    await this.deps.versions.bump(changedPost(updated));
     return toPost(updated);
   }
 
