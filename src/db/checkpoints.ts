@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 
 /**
- * SQLite's WAL checkpoints off the event loop (docs/decisions.md, "Checkpoints in a
+ * SQLite's WAL checkpoints off the event loop (docs/decisions.md, "SQLite's checkpoints in a
  * thread"). By default the connection that commits runs them, every 1,000 pages, fsyncs
  * included, inside some request. Here a worker thread with its own connection runs them
  * (./checkpoint-worker.mjs) and the serving connection's automatic ones are off.

@@ -257,7 +257,7 @@ export class PostService {
       .executeTakeFirst();
     if (!updated) {
       await this.loadForWrite(writer, id);
-      // Neither missing nor another's when read again: deleted and gone in between is all that is left.
+      // Found and the caller's on this read, yet not updated: not possible while a post keeps its author.
       throw new NotFoundError('Post');
     }
     await this.deps.versions.bump(changedPost(updated));
