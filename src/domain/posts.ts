@@ -268,17 +268,19 @@ export class PostService {
   async publish(caller: Caller, id: string): Promise<Post> {
     const writer = requireWriter(caller);
     checkId('id', id);
-    const current = await this.loadForWrite(writer, id);
-    // The `published = 0` condition makes the transition happen once even under concurrency.
+    // As updatePost, one statement checks and writes; the `published = 0` condition makes
+    // the transition happen once even under concurrency.
     const published = await this.db
       .updateTable('posts')
       .set({ published: 1, updated_at: nowIso() })
       .where('id', '=', id)
       .where('published', '=', 0)
+      .$if(!mayActForOthers(writer), (update) => update.where('author_id', '=', writer.id))
       .returningAll()
       .executeTakeFirst();
-    if (!published) return this.reload(id);
-    await this.deps.versions.bump(changedPost(current));
+    // Refused, or published already: the read says which (NOT_FOUND, FORBIDDEN, or the post as it is).
+    if (!published) return toPost(await this.loadForWrite(writer, id));
+    await this.deps.versions.bump(changedPost(published));
     const post = toPost(published);
     await this.emitPublished(post);
     return post;
@@ -308,12 +310,6 @@ export class PostService {
       throw new ForbiddenError('You may only change your own posts');
     }
     return row;
-  }
-
-  private async reload(id: string): Promise<Post> {
-    const row = await this.db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!row) throw new NotFoundError('Post');
-    return toPost(row);
   }
 
   private async emitPublished(post: Post): Promise<void> {

@@ -281,6 +281,12 @@ describe('updatePost and publishPost', () => {
   ] as const)('%s → %s', async (who, expected) => {
     await expect(env.services.posts.update(cast.as[who], post.id, { title: 'X' })).rejects.toMatchObject(code(expected));
     await expect(env.services.posts.publish(cast.as[who], post.id)).rejects.toMatchObject(code(expected));
+    // The refused statements changed nothing; once published, the post is refused the same way.
+    expect(await env.services.posts.byId(cast.as.admin, post.id, NO_READS)).toMatchObject({ title: post.title, published: false });
+    await env.services.posts.publish(cast.as.editor, post.id);
+    await expect(env.services.posts.update(cast.as[who], post.id, { title: 'X' })).rejects.toMatchObject(code(expected));
+    await expect(env.services.posts.publish(cast.as[who], post.id)).rejects.toMatchObject(code(expected));
+    expect(await env.services.posts.byId(cast.as.admin, post.id, NO_READS)).toMatchObject({ title: post.title, published: true });
   });
 
   it('NOT_FOUND for a missing post', async () => {
