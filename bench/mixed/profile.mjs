@@ -3,7 +3,7 @@
  * on the bench data, loaded with the mix (bench/mixed/mix.mjs), then its response-cache
  * outcomes (from /metrics) and a CPU summary. Not part of `npm run bench`.
  *
- *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--postgres] [--top=40] [--keep] [--syscalls] [--root=DIR] [--reference] [--env=NAME=VALUE ...]
+ *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--write-kinds=addReaction,…] [--postgres] [--top=40] [--keep] [--syscalls] [--root=DIR] [--reference] [--env=NAME=VALUE ...]
  *
  * With --postgres the service runs on PostgreSQL + Redis (Debian's servers, started
  * here). The summary goes to bench/results/profile-mixed-[<mix>-]<writes>[-postgres][-env].txt
@@ -12,6 +12,7 @@
  * request (warm-up included): each write to PostgreSQL, Redis or a client is one.
  * With --postgres --statements, pg_stat_statements lists the statements run per request,
  * and Redis's command statistics the commands (scripts' own calls included).
+ * With --write-kinds the `writes` mixes write only those kinds (bench/mixed/mix.mjs, WRITE_KINDS).
  * With --root=DIR the profiled service is another built checkout (e.g. a baseline; the
  * data and accounts are still prepared by this one), and the file name ends in -root.
  * With --reference the profiled server is the plain reference (bench/reference/) on the
@@ -41,6 +42,8 @@ async function main() {
   const args = process.argv.slice(2);
   const option = (name, fallback) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
   const mix = option('mix', 'standard');
+  const kinds = option('write-kinds', undefined);
+  const writeKinds = kinds ? Object.fromEntries(kinds.split(',').map((k) => [k, 1])) : undefined;
   const writes = mix === 'writes-only' ? 100 : Number(option('writes', mix === 'writes' ? 10 : 0));
   const top = Number(option('top', 30));
   const env = { METRICS_TOKEN };
@@ -55,7 +58,7 @@ async function main() {
   const postgres = args.includes('--postgres');
   const root = option('root', undefined);
   const reference = args.includes('--reference');
-  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${writes}${postgres ? '-postgres' : ''}${suffix}${root ? '-root' : ''}${reference ? '-reference' : ''}`;
+  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${kinds ? `${kinds.replaceAll(',', '+')}-` : ''}${writes}${postgres ? '-postgres' : ''}${suffix}${root ? '-root' : ''}${reference ? '-reference' : ''}`;
   const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
   const cleanups = [() => db.remove()];
   try {
@@ -105,7 +108,7 @@ async function main() {
       console.error(`[profile] ${name}: loading the profiled service`);
       const counting = args.includes('--syscalls') ? countSyscalls(loaded.child.pid) : undefined;
       const weights = mix === 'weights' ? drawWeights(Number(process.env.BENCH_SEED ?? 1)) : undefined;
-      result = await runTraffic({ url: loaded.graphqlUrl, data, tokens, writers, kind: mix, weights, writeShare: writes / 100, serverPid: loaded.child.pid });
+      result = await runTraffic({ url: loaded.graphqlUrl, data, tokens, writers, kind: mix, weights, writeKinds, writeShare: writes / 100, serverPid: loaded.child.pid, latencyByShape: true });
       if (counting) syscalls = await counting.stop(result.total + (result.warmup?.total ?? 0));
       if (statements) {
         const requests = result.total + (result.warmup?.total ?? 0);
@@ -123,6 +126,7 @@ async function main() {
       `${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; service ${Math.round(result.serverCpuUsPerReq ?? NaN)} µs CPU/req; ` +
         `response cache (warm-up included): ${outcomes}`,
       `shapes: ${JSON.stringify(result.shapes)}`,
+      ...Object.entries(result.latencyByShape ?? {}).map(([shape, text]) => `  ${shape}: ${text}`),
       ...(syscalls ? [`system calls per request: ${syscalls}`] : []),
       ...statementLines,
       '',

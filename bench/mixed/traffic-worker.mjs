@@ -20,6 +20,8 @@ async function phase(opts, duration, seed, fullCheck) {
     return headers;
   };
   const shapes = {};
+  // With `latencyByShape`: each shape's latencies (ms), from the request's setup to its response.
+  const latencies = opts.latencyByShape ? {} : undefined;
   const problems = { count: 0, first: undefined };
   const request = {
     method: 'POST',
@@ -27,11 +29,13 @@ async function phase(opts, duration, seed, fullCheck) {
     setupRequest: (req, context) => {
       const r = next();
       context.shape = r.shape;
+      if (latencies) context.start = performance.now();
       shapes[r.shape] = (shapes[r.shape] ?? 0) + 1;
       // A fresh headers object: autocannon writes Content-Length into it.
       return { ...req, headers: { ...(r.token ? headersOf(r.token) : JSON_HEADERS) }, body: r.body };
     },
     onResponse: (status, body, context) => {
+      if (latencies) (latencies[context.shape] ??= []).push(performance.now() - context.start);
       const problem = fullCheck ? checkResponse(context.shape, status, body) : body.includes('"errors"') ? `errors: ${body.slice(0, 300)}` : undefined;
       if (problem === undefined) return;
       problems.count++;
@@ -53,8 +57,20 @@ async function phase(opts, duration, seed, fullCheck) {
     badBodies: problems.count,
     firstBad: problems.first,
     shapes,
+    ...(latencies ? { latencyByShape: summarise(latencies) } : {}),
     duration: r.duration,
   };
+}
+
+/** { shape: "p50 3.1, p99 12.0 ms" }. */
+function summarise(latencies) {
+  const at = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1);
+  return Object.fromEntries(
+    Object.entries(latencies).map(([shape, list]) => {
+      const sorted = list.sort((a, b) => a - b);
+      return [shape, `p50 ${at(sorted, 0.5)}, p99 ${at(sorted, 0.99)} ms`];
+    }),
+  );
 }
 
 process.once('disconnect', () => process.exit(0));

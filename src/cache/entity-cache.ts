@@ -84,12 +84,13 @@ export class EntityCache<T> {
    */
   async readThrough(versionsById: ReadonlyMap<string, Version[]>): Promise<Map<string, T>> {
     const fresh = await this.kind.load([...versionsById.keys()]);
-    await Promise.all(
-      [...fresh].map(([id, e]) => {
-        const entry: Entry<T> = { v: versionsById.get(id)!, e };
-        return this.kv.set(this.key(id), JSON.stringify(entry), ENTRY_TTL_MS).catch(this.onError);
-      }),
-    );
+    // Not awaited: the reader has its entities, and waiting for the store would add a
+    // Redis round trip to every miss. A later read of the entry is sent after it on the
+    // same connection (src/store/redis-turn.ts); one it misses reads the database again.
+    for (const [id, e] of fresh) {
+      const entry: Entry<T> = { v: versionsById.get(id)!, e };
+      this.kv.set(this.key(id), JSON.stringify(entry), ENTRY_TTL_MS).catch(this.onError);
+    }
     return fresh;
   }
 

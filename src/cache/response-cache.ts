@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { EVERYTHING, type LocalVersions, type Version, type VersionStore } from './versions.js';
 import { Recorder } from './recorder.js';
-import { CallerScope, levelsOf, scopeKey, USER, type SharingCaller } from './sharing.js';
+import { CallerScope, isExcluded, levelsOf, ROLE, scopeKey, USER, type SharingCaller } from './sharing.js';
 
 /**
  * Whole-response cache for queries (docs/decisions.md): the bytes of an error-free
@@ -62,6 +62,8 @@ interface Entry {
   readonly cost: number | undefined;
   readonly tags: readonly string[];
   readonly versions: readonly Version[];
+  /** Kept for a role: the users of it this answer is not for (./sharing.ts). */
+  readonly excluded: ReadonlySet<string> | undefined;
   /** The local clock when the versions were last found current (memory only). */
   checkedAt: number;
 }
@@ -95,7 +97,7 @@ export class ResponseCache {
       ttl: 300_000,
       // Characters count twice: V8 keeps a string with any non-Latin-1 character in two bytes each.
       // Tags are counted at their length (an id in a tag is the client's), each with its version.
-      sizeCalculation: (entry, key) => bodyBytes(entry.body) + key.length * 2 + tagsBytes(entry.tags) + 96,
+      sizeCalculation: (entry, key) => bodyBytes(entry.body) + key.length * 2 + tagsBytes(entry.tags) + idsBytes(entry.excluded) + 96,
     });
     this.lastTags = new LRUCache<string, readonly string[]>({
       max: 10_000,
@@ -117,7 +119,7 @@ export class ResponseCache {
     for (const level of levelsOf(caller)) {
       const key = `${scopeKey(caller, level)}\u0001${base}`;
       const entry = this.entries.get(key);
-      if (entry && this.isCurrent(entry, local, key)) return this.hit(entry);
+      if (entry && !isExcluded(caller, entry.excluded) && this.isCurrent(entry, local, key)) return this.hit(entry);
     }
     return this.miss(base, caller, new Recorder((tag) => local.current(tag)), (tag) => local.current(tag));
   }
@@ -132,7 +134,7 @@ export class ResponseCache {
     const wanted = new Set<string>([EVERYTHING]);
     for (const level of levelsOf(caller)) {
       const entry = this.entries.peek(`${scopeKey(caller, level)}\u0001${base}`);
-      if (!entry) continue;
+      if (!entry || isExcluded(caller, entry.excluded)) continue;
       fetched.add(entry);
       for (const tag of entry.tags) wanted.add(tag);
     }
@@ -147,7 +149,7 @@ export class ResponseCache {
     for (const level of levelsOf(caller)) {
       const key = `${scopeKey(caller, level)}\u0001${base}`;
       const entry = this.entries.get(key);
-      if (!entry) continue;
+      if (!entry || isExcluded(caller, entry.excluded)) continue;
       if (entry.tags.every((tag, i) => snapshot.get(tag) === entry.versions[i])) return this.hit(entry);
       // Versions are random tokens: one that changed never comes back (an entry stored meanwhile may hold tags not fetched).
       if (fetched.has(entry)) this.entries.delete(key);
@@ -192,7 +194,8 @@ export class ResponseCache {
     const local = this.versions.local;
     if (!local) this.lastTags.set(slot.base, recorder.tags);
     if (!recorder.complete) return;
-    const entry: Entry = { body: typeof body === 'string' ? flat(body) : body, cost, tags: recorder.tags, versions: recorder.versions, checkedAt: -1 };
+    const excluded = scope.level === ROLE ? scope.excluded : undefined;
+    const entry: Entry = { body: typeof body === 'string' ? flat(body) : body, cost, tags: recorder.tags, versions: recorder.versions, excluded, checkedAt: -1 };
     const key = `${scopeKey(scope.caller, scope.level)}\u0001${slot.base}`;
     // A write that committed during execution already made it old: not worth the space.
     if (local && !isCurrent(entry, local)) return;
@@ -241,6 +244,13 @@ export class ResponseCache {
 function tagsBytes(tags: readonly string[]): number {
   let bytes = 0;
   for (const tag of tags) bytes += tag.length * 2 + 64;
+  return bytes;
+}
+
+/** The excluded users' ids, as tags are counted. */
+function idsBytes(ids: ReadonlySet<string> | undefined): number {
+  let bytes = 0;
+  for (const id of ids ?? []) bytes += id.length * 2 + 64;
   return bytes;
 }
 

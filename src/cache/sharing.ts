@@ -1,7 +1,8 @@
 /**
  * Who may share a cached response is decided by what its execution depended on of the
  * caller (docs/caching.md, "Who shares an answer"): nothing — everyone;
- * whether signed in or the role — everyone with that role; the identity — that user.
+ * whether signed in or the role — everyone with that role; not being some users — everyone
+ * else with that role; the identity — that user.
  * Said by the rules themselves, not guessed from the document: every rule of
  * src/domain/caller.ts (`can`, `isSelf`, `signedInId`, …) tells the caller's audience
  * what its answer depended on, so visibility, `User.email` and `me` all count.
@@ -14,9 +15,11 @@ export type Level = typeof SHARED | typeof ROLE | typeof USER;
 /** What a key is made of: the caller's kind, role and identity (src/domain/caller.ts's callers are such). */
 export type SharingCaller = { readonly kind: 'anonymous' } | { readonly kind: 'user'; readonly role: string; readonly id: string };
 
-/** Told by the caller rules what an answer depends on: the role (or being anonymous), or the identity. */
+/** Told by the caller rules what an answer depends on: the role (or being anonymous), not being a user, or the identity. */
 export interface Audience {
   dependsOnRole(): void;
+  /** The caller was asked whether they are `userId`, and is not: the answer is the role's, but not that user's. */
+  dependsOnNotBeing(userId: string): void;
   dependsOnIdentity(): void;
 }
 
@@ -27,11 +30,18 @@ export interface Audience {
 export class CallerScope implements Audience {
   /** The most specific part of the caller the execution's rules depended on so far. */
   level: Level = SHARED;
+  /** At the role's level: the users it is not for (the rules asked whether the caller was each, and it was not). */
+  excluded: Set<string> | undefined;
 
   constructor(readonly caller: SharingCaller) {}
 
   dependsOnRole(): void {
     if (this.level < ROLE) this.level = ROLE;
+  }
+
+  dependsOnNotBeing(userId: string): void {
+    this.dependsOnRole();
+    (this.excluded ??= new Set()).add(userId);
   }
 
   dependsOnIdentity(): void {
@@ -53,3 +63,8 @@ export function levelsOf(caller: SharingCaller): readonly Level[] {
 
 const ALL_LEVELS: readonly Level[] = [SHARED, ROLE, USER];
 const ANONYMOUS_LEVELS: readonly Level[] = [SHARED, ROLE];
+
+/** Whether an entry kept for a role (less the users it excludes) is for this caller. */
+export function isExcluded(caller: SharingCaller, excluded: ReadonlySet<string> | undefined): boolean {
+  return excluded !== undefined && caller.kind === 'user' && excluded.has(caller.id);
+}

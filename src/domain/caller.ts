@@ -59,8 +59,15 @@ export function signedInId(caller: Caller): string | null {
   return caller.id;
 }
 
+/** Being that user depends on the identity; not being them is every other caller's of the role too. */
 export function isSelf(caller: Caller, userId: string): boolean {
-  return signedInId(caller) === userId;
+  if (!isSignedIn(caller)) return false;
+  if (caller.id !== userId) {
+    caller.audience?.dependsOnNotBeing(userId);
+    return false;
+  }
+  caller.audience?.dependsOnIdentity();
+  return true;
 }
 
 /** Unpublished posts are visible to their author and to whoever may write posts (editors, admins). */

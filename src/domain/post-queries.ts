@@ -75,6 +75,13 @@ export function draftAmong(db: PostsDb, n: number) {
   return db.selectFrom(newest.as('n')).select('published').where('published', '=', 0).limit(1);
 }
 
+/** Distinct authors of drafts, at most `max`: of every draft, or of those newer than `after` (by `created_at`, ties by `id`). */
+export function draftAuthors(db: PostsDb, max: number, after?: { at: string; id: string }) {
+  const drafts = db.selectFrom('posts').select('author_id').distinct().where('published', '=', 0);
+  const newer = after ? drafts.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.at, after.id))) : drafts;
+  return newer.limit(max);
+}
+
 /** A page of published posts, each row also saying whether a draft is among the newest `n` posts. */
 export function publishedPage(db: PostsDb, columns: PostColumns) {
   return (n: number, limit: number, offset: number) =>

@@ -5,7 +5,7 @@ import { can, canSeeUnpublished, isSelf, isSignedIn, signedInId, type Caller, ty
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
-import { authorsNewest, columnsOf, draftAmong, fromRows, isTrue, publishedPage, toPost, visibleIn, type ListingRow } from './post-queries.js';
+import { authorsNewest, columnsOf, draftAmong, draftAuthors, fromRows, isTrue, publishedPage, toPost, visibleIn, type ListingRow } from './post-queries.js';
 import { tags, type Reads } from '../cache/reads.js';
 import { SharedBatch, SharedRead } from '../db/shared-batch.js';
 import { statementsOf } from '../db/statements.js';
@@ -18,6 +18,12 @@ import {
   checkTags,
   isForeignKeyViolation,
 } from './validate.js';
+
+/**
+ * Most draft authors a reader's page is shared past (the response cache keeps the list
+ * with the page, src/cache/sharing.ts); with more, each reader's page is their own.
+ */
+const MAX_DRAFT_AUTHORS = 100;
 
 export interface CreatePostInput {
   title: string;
@@ -32,13 +38,6 @@ export interface PostPatch {
   title?: string | null;
   content?: string | null;
   tags?: readonly string[] | null;
-}
-
-/** Whose unpublished posts the caller may see: every author's (editors and admins), or their own. */
-function unpublishedScope(caller: Caller): 'all' | string[] {
-  if (can(caller, 'write:posts')) return 'all';
-  const id = signedInId(caller);
-  return id === null ? [] : [id];
 }
 
 export function isVisible(caller: Caller, post: PostListing): boolean {
@@ -66,6 +65,15 @@ export class PostService {
     all: { newest: this.window(false, 'all'), published: this.window(true, 'all') },
     listing: { newest: this.window(false, 'listing'), published: this.window(true, 'listing') },
   };
+
+  /** Draft authors newer than a post (`''`: of every draft), for concurrent readers' pages at once: one statement per turn. */
+  private readonly draftAuthors = new SharedRead(async (at: string, id: string) => {
+    const max = MAX_DRAFT_AUTHORS + 1;
+    const rows = at
+      ? await this.statements.rows('draftAuthorsNewer', (a: string, i: string) => draftAuthors(this.db, max, { at: a, id: i }), [at, id])
+      : await this.statements.rows('draftAuthors', () => draftAuthors(this.db, max), []);
+    return rows.map((row) => row.author_id);
+  });
 
   constructor(
     private readonly deps: DomainDeps,
@@ -95,8 +103,9 @@ export class PostService {
    * Visible posts, newest first. One statement reads the page of published posts and
    * whether a draft is among the newest `offset + limit` posts. Without one, that page is
    * every caller's page and the caller is not consulted at all (shared by everyone in the
-   * response cache); with one, it is still an anonymous caller's page, and a caller who
-   * may see drafts gets their view from a second statement.
+   * response cache); with one, it is still an anonymous caller's page, editors and admins
+   * read every post's, and a reader's only if they wrote a draft newer than the page's
+   * last published post: else it is the page of every reader who did not either.
    */
   async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]>;
   /** The same as listings: no content or tags read (for a selection that asks for neither). */
@@ -107,15 +116,27 @@ export class PostService {
       const published = await this.publishedPages[columns].read(offset + limit, limit, offset);
       const draftAmongNewest = published.length > 0 ? isTrue(published[0]!.draft_among_newest) : await this.anyDraftAmongNewest(offset + limit);
       if (!draftAmongNewest) return published;
-      const scope = unpublishedScope(caller);
-      if (scope.length === 0) return published;
       const newest = (l: number, o: number) =>
         this.db.selectFrom('posts').select(columnsOf(columns)).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
-      if (scope === 'all') return this.statements.rows(`posts:${columns}`, newest, [limit, offset]);
+      if (can(caller, 'write:posts')) return this.statements.rows(`posts:${columns}`, newest, [limit, offset]);
+      if (!isSignedIn(caller)) return published;
+      // Drafts older than the page's last published post come after it in every view.
+      const last = published.length === limit ? published[limit - 1] : undefined;
+      const authors = await this.draftAuthorsNewerThan(last);
+      if (authors !== undefined && !authors.some((author) => isSelf(caller, author))) return published;
       const visible = (authors: readonly string[], l: number, o: number) => newest(l, o).where(visibleIn(authors));
-      return this.statements.rows(`visiblePosts:${columns}`, visible, [scope, limit, offset]);
+      return this.statements.rows(`visiblePosts:${columns}`, visible, [[signedInId(caller)!], limit, offset]);
     });
     return rows.map(fromRows(columns));
+  }
+
+  /**
+   * The authors of drafts newer than `last` (every draft without it), up to
+   * MAX_DRAFT_AUTHORS: undefined beyond, and the reader's page is then read for them alone.
+   */
+  private async draftAuthorsNewerThan(last: ListingRow | undefined): Promise<readonly string[] | undefined> {
+    const authors = await this.draftAuthors.read(last?.created_at ?? '', last?.id ?? '');
+    return authors.length > MAX_DRAFT_AUTHORS ? undefined : authors;
   }
 
   private async anyDraftAmongNewest(count: number): Promise<boolean> {

@@ -191,6 +191,43 @@ describe('who shares a cached response', () => {
     expect((await ask(query, {}, alice)).text).toBe(asAlice);
   });
 
+  it("a response that asked whether the caller was someone, who was not, serves the role's other callers: never that someone", async () => {
+    // Alice's page: her email and her draft are hers alone; everyone else of a role sees the same page.
+    const query = 'query ($id: ID!) { user(id: $id) { id email postsCount posts(limit: 10) { id published } } }';
+    const asBob = await warm(query, { id: ids.alice }, bob);
+    const page = JSON.parse(asBob).data.user;
+    expect(page.email).toBeNull();
+    expect(page.posts.every((p: { published: boolean }) => p.published)).toBe(true);
+    const carol = await signIn(server, 'carol@inkwell.test');
+    const asCarol = await ask(query, { id: ids.alice }, carol);
+    expect(asCarol.fromCache).toBe(true);
+    expect(asCarol.text).toBe(asBob);
+    const asAlice = await ask(query, { id: ids.alice }, alice);
+    expect(asAlice.fromCache).toBe(false);
+    const own = JSON.parse(asAlice.text).data.user;
+    expect(own.email).toBe('alice@inkwell.test');
+    expect(own.posts.some((p: { published: boolean }) => !p.published)).toBe(true);
+    expect(own.postsCount).toBe(page.postsCount + 1);
+    // Her own answer is kept for her; Bob's is still everyone else's.
+    expect(await ask(query, { id: ids.alice }, alice)).toEqual({ text: asAlice.text, fromCache: true });
+    expect(await ask(query, { id: ids.alice }, bob)).toEqual({ text: asBob, fromCache: true });
+    // Another role is another audience: an editor sees the draft.
+    const asEditor = await ask(query, { id: ids.alice }, editor);
+    expect(asEditor.fromCache).toBe(false);
+    expect(JSON.parse(asEditor.text).data.user.posts.some((p: { published: boolean }) => !p.published)).toBe(true);
+  });
+
+  it('with drafts among the newest posts, readers who wrote none share the front page; their authors do not', async () => {
+    const query = '{ posts(limit: 100) { id title published } }';
+    const asBob = await warm(query, {}, bob);
+    expect(JSON.parse(asBob).data.posts.every((p: { published: boolean }) => p.published)).toBe(true);
+    const carol = await signIn(server, 'carol@inkwell.test');
+    expect(await ask(query, {}, carol)).toEqual({ text: asBob, fromCache: true });
+    const asAlice = await ask(query, {}, alice);
+    expect(asAlice.fromCache).toBe(false);
+    expect(JSON.parse(asAlice.text).data.posts.filter((p: { published: boolean }) => !p.published).map((p: { id: string }) => p.id)).toHaveLength(1);
+  });
+
   it('admins share the emails they see; a role change moves a caller to the new role at once', async () => {
     const query = '{ users(limit: 100) { id email } }';
     const asAdmin = await warm(query, {}, admin);
@@ -296,7 +333,8 @@ describe('every write path leaves no cached response stale', () => {
   let callers: (SignedIn | undefined)[];
   let newPost: string;
   beforeAll(() => {
-    callers = [undefined, alice, editor2, admin];
+    // Two plain users: an answer kept for their role less some users must never reach those users.
+    callers = [undefined, alice, bob, editor2, admin];
   });
 
   /** Warms the catalogue for every caller, runs `change`, then compares each cached answer with a fresh one. */

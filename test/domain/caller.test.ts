@@ -11,7 +11,11 @@ import { ANONYMOUS, can, canSeeUnpublished, isSelf, isSignedIn, signedInId, type
  */
 function heard(caller: Caller): { caller: Caller; said: () => string[] } {
   const said: string[] = [];
-  const audience: Audience = { dependsOnRole: () => said.push('role'), dependsOnIdentity: () => said.push('identity') };
+  const audience: Audience = {
+    dependsOnRole: () => said.push('role'),
+    dependsOnNotBeing: (id) => said.push(`not ${id}`),
+    dependsOnIdentity: () => said.push('identity'),
+  };
   return { caller: { ...caller, audience }, said: () => [...new Set(said)] };
 }
 
@@ -31,13 +35,20 @@ describe('the caller rules say what their answer depended on', () => {
     expect(h.said()).toEqual(['role']);
   });
 
-  it('the identity, and whether it is someone, depend on the identity', () => {
+  it('the identity, and being someone, depend on the identity', () => {
     const a = heard(user);
     expect(signedInId(a.caller)).toBe('u-1');
     expect(a.said()).toContain('identity');
     const b = heard(user);
-    expect(isSelf(b.caller, 'u-2')).toBe(false);
-    expect(b.said()).toContain('identity');
+    expect(isSelf(b.caller, 'u-1')).toBe(true);
+    expect(b.said()).toEqual(['role', 'identity']);
+  });
+
+  it('not being someone depends on the role, less that someone', () => {
+    const h = heard(user);
+    expect(isSelf(h.caller, 'u-2')).toBe(false);
+    expect(isSelf(h.caller, 'u-3')).toBe(false);
+    expect(h.said()).toEqual(['role', 'not u-2', 'not u-3']);
   });
 
   it('an anonymous caller never depends on an identity it has not got', () => {
@@ -54,6 +65,9 @@ describe('the caller rules say what their answer depended on', () => {
     const bySelf = heard(user);
     expect(canSeeUnpublished(bySelf.caller, 'u-1')).toBe(true);
     expect(bySelf.said()).toEqual(['role', 'identity']);
+    const byOther = heard(user);
+    expect(canSeeUnpublished(byOther.caller, 'u-2')).toBe(false);
+    expect(byOther.said()).toEqual(['role', 'not u-2']);
   });
 });
 

@@ -1,9 +1,10 @@
 import { NO_READS } from '../../src/cache/reads.js';
+import type { Audience } from '../../src/cache/sharing.js';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { ANONYMOUS } from '../../src/domain/caller.js';
 import type { Post } from '../../src/domain/types.js';
 import { channels } from '../../src/realtime/pubsub.js';
-import { code, createEnv, flush, makeCast, makePost, record, type TestEnv } from './helpers.js';
+import { callerOf, code, createEnv, flush, makeCast, makePost, makeUser, record, type TestEnv } from './helpers.js';
 
 let env: TestEnv;
 let cast: Awaited<ReturnType<typeof makeCast>>;
@@ -49,10 +50,14 @@ describe('the posts list', () => {
     const made: Post[] = [];
     for (const [who, published] of plan) made.push(await makePost(env, cast[who], { published }));
     const newestFirst = made.reverse();
+    // A reader with no drafts of their own.
+    const carol = await makeUser(env, 'user');
+    const callers = { ...cast.as, carol: callerOf(carol) };
+    const authors = { ...cast, carol };
     const answers = async (published: boolean) => {
-      for (const who of ['anonymous', 'bob', 'alice', 'editor'] as const) {
-        const caller = cast.as[who];
-        const visible = newestFirst.filter((p) => p.published || who === 'editor' || (who !== 'anonymous' && p.authorId === cast[who].id));
+      for (const who of ['anonymous', 'bob', 'alice', 'carol', 'editor'] as const) {
+        const caller = callers[who];
+        const visible = newestFirst.filter((p) => p.published || who === 'editor' || (who !== 'anonymous' && p.authorId === authors[who].id));
         for (const [limit, offset] of [[1, 0], [2, 0], [3, 1], [4, 3], [10, 0], [2, 7], [5, 20]] as const) {
           const listed = (await env.services.posts.list(caller, { limit, offset }, NO_READS)).map((p) => p.id);
           expect(listed, `${who} ${limit}/${offset} ${published}`).toEqual(visible.slice(offset, offset + limit).map((p) => p.id));
@@ -63,6 +68,38 @@ describe('the posts list', () => {
     // The newest post a draft: every page's answer now depends on the caller.
     newestFirst.unshift(await makePost(env, cast.bob, { published: false }));
     await answers(true);
+  });
+
+  it('a reader’s draft newer than the page’s last published post is on their page, however many drafts are newer still', async () => {
+    // Newest first: three of Alice's drafts, a published post, Bob's draft, two published posts.
+    const published = [await makePost(env, cast.editor)];
+    published.unshift(await makePost(env, cast.editor));
+    const bobs = await makePost(env, cast.bob, { published: false });
+    published.unshift(await makePost(env, cast.editor));
+    for (let i = 0; i < 3; i++) await makePost(env, cast.alice, { published: false });
+    const page = { limit: 2, offset: 0 };
+    expect((await env.services.posts.list(cast.as.bob, page, NO_READS)).map((p) => p.id)).toEqual([published[0]!.id, bobs.id]);
+    expect((await env.services.posts.list(cast.as.anonymous, page, NO_READS)).map((p) => p.id)).toEqual([published[0]!.id, published[1]!.id]);
+  });
+
+  it('a reader with no draft newer than the page’s end reads the published page, kept for every reader but the drafts’ authors', async () => {
+    await makePost(env, cast.editor);
+    await makePost(env, cast.alice, { published: false });
+    await makePost(env, cast.editor);
+    const carol = await makeUser(env, 'user');
+    const said: string[] = [];
+    const audience: Audience = {
+      dependsOnRole: () => said.push('role'),
+      dependsOnNotBeing: (id) => said.push(`not ${id}`),
+      dependsOnIdentity: () => said.push('identity'),
+    };
+    const asCarol = await env.services.posts.list({ ...callerOf(carol), audience }, { limit: 2, offset: 0 }, NO_READS);
+    expect(asCarol.every((p) => p.published)).toBe(true);
+    expect([...new Set(said)]).toEqual(['role', `not ${cast.alice.id}`]);
+    said.length = 0;
+    const asAlice = await env.services.posts.list({ ...cast.as.alice, audience }, { limit: 2, offset: 0 }, NO_READS);
+    expect(asAlice.some((p) => !p.published)).toBe(true);
+    expect(said).toContain('identity');
   });
 
   it('byAuthors pages each caller’s view of each author, wherever the drafts sit', async () => {
