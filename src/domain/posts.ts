@@ -124,7 +124,7 @@ export class PostService {
       const last = published.length === limit ? published[limit - 1] : undefined;
       const authors = await this.draftAuthorsNewerThan(last);
       if (authors !== undefined && !authors.some((author) => isSelf(caller, author))) return published;
-      const visible = (authors: readonly string[], l: number, o: number) => newest(l, o).where(visibleIn(authors));
+      const visible = (own: readonly string[], l: number, o: number) => newest(l, o).where(visibleIn(own));
       return this.statements.rows(`visiblePosts:${columns}`, visible, [[signedInId(caller)!], limit, offset]);
     });
     return rows.map(fromRows(columns));
