@@ -51,10 +51,11 @@ async function withDb(target, fn) {
 
 /**
  * Gives seeded users bench0…bench<count-1>@inkwell.test a password (bcrypt cost 10, as
- * the bench's BCRYPT_COST) and one newer unpublished post each. Run before any service
- * starts. Returns { accounts: [{ email, password, userId }], draftIds }.
+ * the bench's BCRYPT_COST) and the first `drafts` of them (all by default) one newer
+ * unpublished post each. Run before any service starts. Returns
+ * { accounts: [{ email, password, userId }], draftIds }.
  */
-export async function prepareAccounts(target, { count }) {
+export async function prepareAccounts(target, { count, drafts = count }) {
   const hash = await bcrypt.hash(PASSWORD, 10);
   return withDb(target, async (sql) => {
     const accounts = [];
@@ -65,6 +66,8 @@ export async function prepareAccounts(target, { count }) {
       await sql('update users set password_hash = ? where email = ?', [hash, email]);
       const [user] = await sql('select id from users where email = ?', [email]);
       if (!user) throw new Error(`no seeded user ${email}: the pool is larger than the seeded users`);
+      accounts.push({ email, password: PASSWORD, userId: user.id });
+      if (u >= drafts) continue;
       const id = randomUUID();
       const created = new Date(at + u * 1000).toISOString();
       await sql(
@@ -72,7 +75,6 @@ export async function prepareAccounts(target, { count }) {
          values (?, ?, ?, ?, 0, null, ?, ?)`,
         [id, user.id, `Draft by user ${u}`, 'Not published yet.', created, created],
       );
-      accounts.push({ email, password: PASSWORD, userId: user.id });
       draftIds.push(id);
     }
     return { accounts, draftIds };

@@ -3,7 +3,7 @@
  * on the bench data, loaded with the mix (bench/mixed/mix.mjs), then its response-cache
  * outcomes (from /metrics) and a CPU summary. Not part of `npm run bench`.
  *
- *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--write-kinds=addReaction,…] [--postgres] [--top=40] [--keep] [--syscalls] [--root=DIR] [--reference] [--env=NAME=VALUE ...]
+ *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--write-kinds=addReaction,…] [--drafts=40] [--postgres] [--top=40] [--keep] [--syscalls] [--root=DIR] [--reference] [--env=NAME=VALUE ...]
  *
  * With --postgres the service runs on PostgreSQL + Redis (Debian's servers, started
  * here). The summary goes to bench/results/profile-mixed-[<mix>-]<writes>[-postgres][-env].txt
@@ -13,6 +13,7 @@
  * With --postgres --statements, pg_stat_statements lists the statements run per request,
  * and Redis's command statistics the commands (scripts' own calls included).
  * With --write-kinds the `writes` mixes write only those kinds (bench/mixed/mix.mjs, WRITE_KINDS).
+ * With --drafts=N only the first N of the 40 signed-in accounts own a draft (all by default).
  * With --root=DIR the profiled service is another built checkout (e.g. a baseline; the
  * data and accounts are still prepared by this one), and the file name ends in -root.
  * With --reference the profiled server is the plain reference (bench/reference/) on the
@@ -58,7 +59,8 @@ async function main() {
   const postgres = args.includes('--postgres');
   const root = option('root', undefined);
   const reference = args.includes('--reference');
-  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${kinds ? `${kinds.replaceAll(',', '+')}-` : ''}${writes}${postgres ? '-postgres' : ''}${suffix}${root ? '-root' : ''}${reference ? '-reference' : ''}`;
+  const drafts = option('drafts', undefined);
+  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${kinds ? `${kinds.replaceAll(',', '+')}-` : ''}${drafts ? `drafts${drafts}-` : ''}${writes}${postgres ? '-postgres' : ''}${suffix}${root ? '-root' : ''}${reference ? '-reference' : ''}`;
   const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
   const cleanups = [() => db.remove()];
   try {
@@ -80,7 +82,7 @@ async function main() {
       if (statements) await withPg(url, (pg) => pg.query('create extension pg_stat_statements').then(() => pg.query('select pg_stat_statements_reset()')));
       target = { kind: 'postgres', url };
     }
-    const { accounts, draftIds } = await prepareAccounts(target, { count: 40 });
+    const { accounts, draftIds } = await prepareAccounts(target, { count: 40, drafts: Number(option('drafts', 40)) });
     const editors = await prepareEditors(target, { count: 10, from: 40 });
     const data = { userIds: seeded.userIds, postIds: [...draftIds, ...seeded.postIds], writablePostIds: seeded.postIds, draftIds };
     const profDir = join(db.dir, 'prof-mixed');
