@@ -7,8 +7,8 @@ import type { PostWithLikes } from './post-cache.js';
 import { LIKE, type Post, type PostColumns, type PostListing } from './types.js';
 
 /**
- * The SQL of post reads and the mapping of their rows (src/domain/posts.ts decides who
- * may see what; these only build the statements it runs).
+ * The SQL of post reads and the mapping of their rows (./posts.ts and ./post-pages.ts
+ * decide who may see what; these only build the statements they run).
  */
 
 /** The columns of a `PostListing`. */

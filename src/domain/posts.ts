@@ -1,13 +1,14 @@
 import type { PostRow, PostsTable } from '../db/schema.js';
 import { BadUserInputError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import { channels } from '../realtime/pubsub.js';
-import { can, canSeeUnpublished, isSelf, isSignedIn, signedInId, type Caller, type SignedInCaller } from './caller.js';
+import { can, canSeeUnpublished, isSelf, isSignedIn, type Caller, type SignedInCaller } from './caller.js';
 import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
-import { authorsNewest, columnsOf, draftAmong, draftAuthors, fromRows, isTrue, publishedPage, toPost, visibleIn, type ListingRow } from './post-queries.js';
+import { PostPages } from './post-pages.js';
+import { authorsNewest, fromRows, toPost, type ListingRow } from './post-queries.js';
 import { tags, type Reads } from '../cache/reads.js';
-import { SharedBatch, SharedRead } from '../db/shared-batch.js';
+import { SharedBatch } from '../db/shared-batch.js';
 import { statementsOf } from '../db/statements.js';
 import { LIKE, type Page, type Post, type PostColumns, type PostListing } from './types.js';
 import {
@@ -18,12 +19,6 @@ import {
   checkTags,
   isForeignKeyViolation,
 } from './validate.js';
-
-/**
- * Most draft authors a reader's page is shared past (the response cache keeps the list
- * with the page, src/cache/sharing.ts); with more, each reader's page is their own.
- */
-const MAX_DRAFT_AUTHORS = 100;
 
 export interface CreatePostInput {
   title: string;
@@ -50,12 +45,6 @@ function mayActForOthers(caller: Caller): boolean {
 }
 
 export class PostService {
-  /** The published page is every caller's (until a draft is among it): one statement per turn (src/db/shared-batch.ts). */
-  private readonly publishedPages = {
-    all: this.sharedPage('all'),
-    listing: this.sharedPage('listing'),
-  };
-
   /**
    * Authors' newest posts, drafts included or not, every column or the listing's, for
    * every request at once, one statement per page size (src/db/shared-batch.ts): the
@@ -66,24 +55,14 @@ export class PostService {
     listing: { newest: this.window(false, 'listing'), published: this.window(true, 'listing') },
   };
 
-  /** Draft authors newer than a post (`''`: of every draft), for concurrent readers' pages at once: one statement per turn. */
-  private readonly draftAuthors = new SharedRead(async (at: string, id: string) => {
-    const max = MAX_DRAFT_AUTHORS + 1;
-    const rows = at
-      ? await this.statements.rows('draftAuthorsNewer', (a: string, i: string) => draftAuthors(this.db, max, { at: a, id: i }), [at, id])
-      : await this.statements.rows('draftAuthors', () => draftAuthors(this.db, max), []);
-    return rows.map((row) => row.author_id);
-  });
+  /** Pages of the newest posts, as each caller may see them. */
+  private readonly pages: PostPages;
 
   constructor(
     private readonly deps: DomainDeps,
     readonly cache: PostCache,
-  ) {}
-
-  private sharedPage(columns: PostColumns) {
-    return new SharedRead((n: number, limit: number, offset: number) =>
-      this.statements.rows(`publishedPosts:${columns}`, publishedPage(this.db, columns), [n, limit, offset]),
-    );
+  ) {
+    this.pages = new PostPages(deps);
   }
 
   private window(publishedOnly: boolean, columns: PostColumns) {
@@ -99,49 +78,14 @@ export class PostService {
     return statementsOf(this.deps.db.domain);
   }
 
-  /**
-   * Visible posts, newest first. One statement reads the page of published posts and
-   * whether a draft is among the newest `offset + limit` posts. Without one, that page is
-   * every caller's page and the caller is not consulted at all (shared by everyone in the
-   * response cache); with one, it is still an anonymous caller's page, editors and admins
-   * read every post's, and a reader's only if they wrote a draft newer than the page's
-   * last published post: else it is the page of every reader who did not either.
-   */
+  /** Visible posts, newest first: the caller's page (./post-pages.ts). */
   async list(caller: Caller, page: Page, reads: Reads): Promise<Post[]>;
   /** The same as listings: no content or tags read (for a selection that asks for neither). */
   async list(caller: Caller, page: Page, reads: Reads, columns: PostColumns): Promise<PostListing[]>;
   async list(caller: Caller, page: Page, reads: Reads, columns: PostColumns = 'all'): Promise<PostListing[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    const rows = await reads.read([tags.posts], async (): Promise<ListingRow[]> => {
-      const published = await this.publishedPages[columns].read(offset + limit, limit, offset);
-      const draftAmongNewest = published.length > 0 ? isTrue(published[0]!.draft_among_newest) : await this.anyDraftAmongNewest(offset + limit);
-      if (!draftAmongNewest) return published;
-      const newest = (l: number, o: number) =>
-        this.db.selectFrom('posts').select(columnsOf(columns)).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(l).offset(o);
-      if (can(caller, 'write:posts')) return this.statements.rows(`posts:${columns}`, newest, [limit, offset]);
-      if (!isSignedIn(caller)) return published;
-      // Drafts older than the page's last published post come after it in every view.
-      const last = published.length === limit ? published[limit - 1] : undefined;
-      const authors = await this.draftAuthorsNewerThan(last);
-      if (authors !== undefined && !authors.some((author) => isSelf(caller, author))) return published;
-      const visible = (own: readonly string[], l: number, o: number) => newest(l, o).where(visibleIn(own));
-      return this.statements.rows(`visiblePosts:${columns}`, visible, [[signedInId(caller)!], limit, offset]);
-    });
+    const rows = await reads.read([tags.posts], () => this.pages.rows(caller, limit, offset, columns));
     return rows.map(fromRows(columns));
-  }
-
-  /**
-   * The authors of drafts newer than `last` (every draft without it), up to
-   * MAX_DRAFT_AUTHORS: undefined beyond, and the reader's page is then read for them alone.
-   */
-  private async draftAuthorsNewerThan(last: ListingRow | undefined): Promise<readonly string[] | undefined> {
-    const authors = await this.draftAuthors.read(last?.created_at ?? '', last?.id ?? '');
-    return authors.length > MAX_DRAFT_AUTHORS ? undefined : authors;
-  }
-
-  private async anyDraftAmongNewest(count: number): Promise<boolean> {
-    const [draft] = await this.statements.rows('draftAmongNewest', (n: number) => draftAmong(this.db, n), [count]);
-    return draft !== undefined;
   }
 
   /** Through the cache; null when missing or not visible to the caller. */
