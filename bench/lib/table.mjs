@@ -30,6 +30,12 @@ export const TABLES = {
     measured: 'Inkwell hit',
     baseline: 'execution',
   },
+  fixedRate: {
+    title:
+      "Latency below saturation: requests sent on schedule at a fixed rate, BENCH_MIXED_FIXED_RATE (0.5 unless set) × the reference's closed-loop req/s in the same run (open loop, bench/mixed/open-loop.mjs); ratio = answered req/s, Inkwell ÷ reference",
+    measured: 'Inkwell',
+    baseline: 'reference',
+  },
   backends: {
     title: 'Inkwell on PostgreSQL + Redis against Inkwell on SQLite, same rounds; ratio = PostgreSQL ÷ SQLite',
     measured: 'PostgreSQL',

@@ -3,7 +3,7 @@
  * on the bench data, loaded with the mix (bench/mixed/mix.mjs), then its response-cache
  * outcomes (from /metrics) and a CPU summary. Not part of `npm run bench`.
  *
- *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--write-kinds=addReaction,…] [--drafts=40] [--postgres] [--top=40] [--keep] [--syscalls] [--root=DIR] [--reference] [--env=NAME=VALUE ...]
+ *   npm run build && node bench/mixed/profile.mjs [--mix=standard|weights|literal|writes|writes-only] [--writes=2] [--write-kinds=addReaction,…] [--drafts=40] [--rate=N] [--postgres] [--top=40] [--keep] [--syscalls] [--root=DIR] [--reference] [--env=NAME=VALUE ...]
  *
  * With --postgres the service runs on PostgreSQL + Redis (Debian's servers, started
  * here). The summary goes to bench/results/profile-mixed-[<mix>-]<writes>[-postgres][-env].txt
@@ -14,6 +14,7 @@
  * and Redis's command statistics the commands (scripts' own calls included).
  * With --write-kinds the `writes` mixes write only those kinds (bench/mixed/mix.mjs, WRITE_KINDS).
  * With --drafts=N only the first N of the 40 signed-in accounts own a draft (all by default).
+ * With --rate=N the measured run sends N requests per second on schedule (./open-loop.mjs), not 50 closed-loop connections.
  * With --root=DIR the profiled service is another built checkout (e.g. a baseline; the
  * data and accounts are still prepared by this one), and the file name ends in -root.
  * With --reference the profiled server is the plain reference (bench/reference/) on the
@@ -60,7 +61,8 @@ async function main() {
   const root = option('root', undefined);
   const reference = args.includes('--reference');
   const drafts = option('drafts', undefined);
-  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${kinds ? `${kinds.replaceAll(',', '+')}-` : ''}${drafts ? `drafts${drafts}-` : ''}${writes}${postgres ? '-postgres' : ''}${suffix}${root ? '-root' : ''}${reference ? '-reference' : ''}`;
+  const rate = option('rate', undefined) && Number(option('rate', undefined));
+  const name = `mixed-${mix === 'standard' ? '' : `${mix}-`}${kinds ? `${kinds.replaceAll(',', '+')}-` : ''}${drafts ? `drafts${drafts}-` : ''}${rate ? `rate${rate}-` : ''}${writes}${postgres ? '-postgres' : ''}${suffix}${root ? '-root' : ''}${reference ? '-reference' : ''}`;
   const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
   const cleanups = [() => db.remove()];
   try {
@@ -110,7 +112,7 @@ async function main() {
       console.error(`[profile] ${name}: loading the profiled service`);
       const counting = args.includes('--syscalls') ? countSyscalls(loaded.child.pid) : undefined;
       const weights = mix === 'weights' ? drawWeights(Number(process.env.BENCH_SEED ?? 1)) : undefined;
-      result = await runTraffic({ url: loaded.graphqlUrl, data, tokens, writers, kind: mix, weights, writeKinds, writeShare: writes / 100, serverPid: loaded.child.pid, latencyByShape: true });
+      result = await runTraffic({ url: loaded.graphqlUrl, data, tokens, writers, kind: mix, weights, writeKinds, writeShare: writes / 100, serverPid: loaded.child.pid, latencyByShape: true, rate });
       if (counting) syscalls = await counting.stop(result.total + (result.warmup?.total ?? 0));
       if (statements) {
         const requests = result.total + (result.warmup?.total ?? 0);
@@ -128,6 +130,7 @@ async function main() {
       `${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; service ${Math.round(result.serverCpuUsPerReq ?? NaN)} µs CPU/req; ` +
         `response cache (warm-up included): ${outcomes}`,
       `shapes: ${JSON.stringify(result.shapes)}`,
+      ...(rate ? [`open loop at ${rate} req/s: p90 ${result.p90} ms, max ${result.max} ms; requests left late by p99 ${result.lateP99} ms, at most ${result.lateMax} ms`] : []),
       ...Object.entries(result.latencyByShape ?? {}).map(([shape, text]) => `  ${shape}: ${text}`),
       ...(syscalls ? [`system calls per request: ${syscalls}`] : []),
       ...statementLines,

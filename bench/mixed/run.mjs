@@ -25,7 +25,7 @@ import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { installCleanup } from '../lib/children.mjs';
-import { problemsOf, roundsRow } from '../lib/rounds.mjs';
+import { median, problemsOf, roundsRow } from '../lib/rounds.mjs';
 import { cpuMsOf, waitForQuiet } from '../lib/cpu.mjs';
 import { LOAD_DEFAULTS, runLoad } from '../lib/load.mjs';
 import { ROUNDS } from '../lib/scenario.mjs';
@@ -65,6 +65,8 @@ const DURATION = Number(process.env.BENCH_MIXED_DURATION ?? process.env.BENCH_DU
 const SEED = process.env.BENCH_SEED ? Number(process.env.BENCH_SEED) >>> 0 : Math.floor(Math.random() * 2 ** 31);
 
 const P99_MAX_MS = 50;
+/** The fixed-rate runs' rate, as a share of the reference's closed-loop rate of the same row (BENCH_MIXED_FIXED_RATE; 0: none). */
+const FIXED_RATE = Number(process.env.BENCH_MIXED_FIXED_RATE ?? 0.5);
 /** Connections of the nested query beside the mix (of LOAD_DEFAULTS.connections in all). */
 const BESIDE_NESTED = 5;
 const NESTED_QUERY = '{ users(limit: 100) { posts(limit: 10) { author { id name } } } }';
@@ -191,8 +193,9 @@ function estimate(scenarios, load) {
   const builds = BASELINE ? 2 : 1;
   const perRound = scenarios.reduce((n, s) => n + (s.mix === 'nested' ? 2 * (1 + builds) : 1 + s.caches.length * builds), 0);
   const dbs = DBS.filter((d) => d === 'sqlite' || !missingServers()).length;
-  const seconds = perRound * dbs * ROUNDS * (load.warmup + load.duration + 2);
-  log(`${perRound} measurements per round and database, ${ROUNDS} rounds, ${dbs} database(s): about ${Math.round(seconds / 60)} min (plus set-up)`);
+  const fixedRate = FIXED_RATE > 0 ? scenarios.reduce((n, s) => n + (s.mix === 'nested' ? 0 : 1 + s.caches.length), 0) : 0;
+  const seconds = (perRound * ROUNDS + fixedRate) * dbs * (load.warmup + load.duration + 2);
+  log(`${perRound} measurements per round and database, ${ROUNDS} rounds, ${fixedRate} at a fixed rate, ${dbs} database(s): about ${Math.round(seconds / 60)} min (plus set-up)`);
 }
 
 /** Copies (files) of one seeded SQLite database: the reference's and each Inkwell's. */
@@ -268,7 +271,23 @@ async function measureOne(name, server, run) {
   return result;
 }
 
-/** Rounds of (reference, then each Inkwell) per backend; one row per backend and cache setting, plus PostgreSQL ÷ SQLite. */
+/** The traffic of one scenario against backend `b`, with fresh tokens. */
+async function trafficOf(b, { scenario, load, weights, seed }) {
+  const { tokens, writers } = await b.tokens(b.signInServer);
+  return {
+    ...load,
+    data: b.data,
+    tokens,
+    writers,
+    kind: scenario.mix,
+    weights: scenario.mix === 'weights' ? weights : undefined,
+    writeShare: scenario.writes / 100,
+    signedInShare: SIGNED_IN,
+    seed,
+  };
+}
+
+/** Rounds of (reference, then each Inkwell) per backend; one row per backend and cache setting, plus PostgreSQL ÷ SQLite, plus the fixed-rate rows. */
 async function measureTraffic({ backends, scenario, load, nextSeed, weights, builds }) {
   const name = mixLabel(scenario);
   const rounds = [];
@@ -276,18 +295,7 @@ async function measureTraffic({ backends, scenario, load, nextSeed, weights, bui
     const seed = nextSeed();
     const results = {};
     for (const b of backends) {
-      const { tokens, writers } = await b.tokens(b.signInServer);
-      const traffic = {
-        ...load,
-        data: b.data,
-        tokens,
-        writers,
-        kind: scenario.mix,
-        weights: scenario.mix === 'weights' ? weights : undefined,
-        writeShare: scenario.writes / 100,
-        signedInShare: SIGNED_IN,
-        seed,
-      };
+      const traffic = await trafficOf(b, { scenario, load, weights, seed });
       const order = inkwellOrder(scenario.caches, builds, round);
       log(`${name} — ${b.label}: round ${round + 1}/${ROUNDS}, reference then ${order.map((i) => i.key).join(', ')}`);
       const run = (server) => runTraffic({ ...traffic, url: server.graphqlUrl, serverPid: server.child.pid });
@@ -310,6 +318,44 @@ async function measureTraffic({ backends, scenario, load, nextSeed, weights, bui
       const pairs = rounds.map((r) => ({ service: r.postgres[`current-${cache}`], ceiling: r.sqlite[`current-${cache}`] }));
       rows.push(row({ table: 'backends', scenario: `${label} — Inkwell`, rounds: pairs, target: BACKENDS_TARGET, sides: ['PostgreSQL', 'SQLite'] }));
     }
+  }
+  if (FIXED_RATE > 0) {
+    for (const b of backends) {
+      const rate = Math.round(FIXED_RATE * median(rounds.map((r) => r[b.name].reference.rps)));
+      rows.push(...(await measureFixedRate({ b, scenario, load, weights, seed: nextSeed(), rate })));
+    }
+  }
+  return rows;
+}
+
+/**
+ * Latency below saturation: the reference and each current Inkwell sent the scenario's
+ * requests on a schedule, at `rate` (FIXED_RATE of the reference's closed-loop rate in
+ * this run), open loop (./open-loop.mjs). One row per cache setting, p99 against P99_MAX_MS.
+ */
+async function measureFixedRate({ b, scenario, load, weights, seed, rate }) {
+  const name = `${mixLabel(scenario)} at ${rate.toLocaleString('en-US')} req/s`;
+  const traffic = await trafficOf(b, { scenario, load, weights, seed });
+  const run = (server) => runTraffic({ ...traffic, rate, url: server.graphqlUrl, serverPid: server.child.pid });
+  log(`${name} — ${b.label}: fixed rate, reference then ${scenario.caches.join(', ')}`);
+  const reference = await measureOne(name, b.reference, run);
+  const rows = [];
+  for (const cache of scenario.caches) {
+    const service = await measureOne(name, b.inkwells[`current-${cache}`], run);
+    const problems = [...problemsOf('Inkwell', service), ...problemsOf('reference', reference)];
+    rows.push({
+      table: 'fixedRate',
+      scenario: `${name}, ${CACHE_LABEL[cache]} — ${b.label}`,
+      service,
+      ceiling: reference,
+      p99Max: P99_MAX_MS,
+      ...(problems.length > 0 ? { pass: false } : {}),
+      notes: [
+        `Inkwell p90 ${service.p90} ms, max ${service.max} ms; reference p90 ${reference.p90} ms, max ${reference.max} ms`,
+        `late (the generator's own lag) p99 ${service.lateP99}/${reference.lateP99} ms, max ${service.lateMax}/${reference.lateMax} ms`,
+        ...new Set(problems),
+      ].join('; '),
+    });
   }
   return rows;
 }
@@ -360,13 +406,13 @@ async function measureBeside({ b, load, builds, nextSeed }) {
     rounds.push(r);
   }
   const result = row({ table: 'reference', scenario: name, rounds, target: undefined, sides: ['Inkwell', 'reference'] });
-  const median = rounds.find((r) => r.service === result.service);
+  const shown = rounds.find((r) => r.service === result.service);
   const nestedNote = (who, r) => `${who} nested ${Math.round(r.nested.rps)} req/s, p50 ${r.nested.p50} ms, p99 ${r.nested.p99} ms`;
   const problems = rounds.flatMap((r) => [...problemsOf('Inkwell nested', r.service.nested), ...problemsOf('reference nested', r.ceiling.nested)]);
   return {
     ...result,
     ...(problems.length > 0 ? { pass: false } : {}),
-    notes: [nestedNote('Inkwell', median.service), nestedNote('reference', median.ceiling), ...new Set(problems), result.notes].filter(Boolean).join('; '),
+    notes: [nestedNote('Inkwell', shown.service), nestedNote('reference', shown.ceiling), ...new Set(problems), result.notes].filter(Boolean).join('; '),
   };
 }
 

@@ -4,9 +4,11 @@
  * request from the seeded mix (bench/mixed/mix.mjs). The warm-up checks every response
  * (status 200, JSON without errors, shape-specific checks); the measured run only counts
  * bodies that contain "errors" (or every check, with `checkAll`), to cost the generator little.
+ * With `rate`, the measured run is open-loop at that many requests per second (./open-loop.mjs).
  */
 import autocannon from 'autocannon';
 import { checkResponse, createMix } from './mix.mjs';
+import { openLoop } from './open-loop.mjs';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -35,13 +37,22 @@ async function phase(opts, duration, seed, fullCheck) {
       return { ...req, headers: { ...(r.token ? headersOf(r.token) : JSON_HEADERS) }, body: r.body };
     },
     onResponse: (status, body, context) => {
-      if (latencies) (latencies[context.shape] ??= []).push(performance.now() - context.start);
+      if (latencies && context.start !== undefined) (latencies[context.shape] ??= []).push(performance.now() - context.start);
       const problem = fullCheck ? checkResponse(context.shape, status, body) : body.includes('"errors"') ? `errors: ${body.slice(0, 300)}` : undefined;
       if (problem === undefined) return;
       problems.count++;
       problems.first ??= `${context.shape}: ${problem}`;
     },
   };
+  if (opts.rate && !fullCheck) {
+    const draw = () => {
+      const r = next();
+      return { shape: r.shape, body: r.body, headers: r.token ? headersOf(r.token) : JSON_HEADERS };
+    };
+    const check = (shape, status, body) => request.onResponse(status, body, { shape });
+    const { latencies: byShape, ...result } = await openLoop({ url: opts.url, rate: opts.rate, duration, next: draw, onResponse: check, byShape: Boolean(latencies) });
+    return { ...result, badBodies: problems.count, firstBad: problems.first, ...(byShape ? { latencyByShape: summarise(byShape) } : {}) };
+  }
   const r = await autocannon({ url: url.origin, connections: opts.connections ?? 50, pipelining: 1, duration, requests: [request] });
   return {
     rps: r.requests.average,
