@@ -5,9 +5,12 @@
  *   child  → { type: 'measuring' } then { type: 'result', result } | { type: 'error', message }
  * A short warm-up run (checking every body against `expectBody`, when given) precedes
  * the measured run, which does no checking so it costs the generator nothing extra.
+ * With `rate` the measured run sends that many requests per second on schedule, open
+ * loop (bench/mixed/open-loop.mjs), instead of closed loop on `connections`.
  */
 import autocannon from 'autocannon';
 import { withoutCost } from './lib/cost-report.mjs';
+import { openLoop } from './mixed/open-loop.mjs';
 
 function summarise(r) {
   return {
@@ -51,7 +54,10 @@ process.once('message', async (opts) => {
     }
     process.send({ type: 'measuring' });
     const started = process.cpuUsage();
-    const result = summarise(await autocannon({ ...base, duration: opts.duration ?? 10 }));
+    const duration = opts.duration ?? 10;
+    const result = opts.rate
+      ? await openLoop({ url: opts.url, rate: opts.rate, duration, next: () => ({ shape: 'body', body: opts.body, headers: opts.headers }), onResponse: () => {} })
+      : summarise(await autocannon({ ...base, duration }));
     const used = process.cpuUsage(started);
     // The generator's own CPU share: near 100 % means it, not the server, set the pace.
     const generatorCpu = (used.user + used.system) / 1000 / (result.duration * 1000);

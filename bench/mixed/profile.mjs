@@ -17,6 +17,7 @@
  * With --rate=N the measured run sends N requests per second on schedule (./open-loop.mjs), not 50 closed-loop connections.
  * With --root=DIR the profiled service is another built checkout (e.g. a baseline; the
  * data and accounts are still prepared by this one), and the file name ends in -root.
+ * With --node-arg=FLAG (repeatable) the profiled process also runs with that Node flag (e.g. --trace-gc).
  * With --reference the profiled server is the plain reference (bench/reference/) on the
  * same data, with tokens Inkwell signed in (unprofiled), and the file name ends in -reference.
  */
@@ -88,7 +89,7 @@ async function main() {
     const editors = await prepareEditors(target, { count: 10, from: 40 });
     const data = { userIds: seeded.userIds, postIds: [...draftIds, ...seeded.postIds], writablePostIds: seeded.postIds, draftIds };
     const profDir = join(db.dir, 'prof-mixed');
-    const profile = ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+    const profile = ['--cpu-prof', `--cpu-prof-dir=${profDir}`, ...args.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length))];
     // The reference checks the tokens Inkwell issues: Inkwell signs in, the reference is loaded.
     const issuer = 'http://inkwell.bench';
     const service = await startService({ dbFile: db.dbFile, env: { ...env, PUBLIC_URL: issuer }, root, nodeArgs: reference ? [] : profile });

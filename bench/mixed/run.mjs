@@ -154,8 +154,8 @@ export async function runMixed(ctx = {}) {
     const common = { backends, load, nextSeed, weights, builds };
     for (const scenario of scenarios) {
       if (scenario.mix === 'nested') {
-        for (const b of backends) rows.push(await measureNested({ ...common, b }));
-        if (scenario.beside) for (const b of backends) rows.push(await measureBeside({ ...common, b }));
+        for (const b of backends) rows.push(...(await measureNested({ ...common, b })));
+        if (scenario.beside) for (const b of backends) rows.push(...(await measureBeside({ ...common, b })));
       } else rows.push(...(await measureTraffic({ ...common, scenario })));
     }
   } finally {
@@ -193,7 +193,8 @@ function estimate(scenarios, load) {
   const builds = BASELINE ? 2 : 1;
   const perRound = scenarios.reduce((n, s) => n + (s.mix === 'nested' ? 2 * (1 + builds) : 1 + s.caches.length * builds), 0);
   const dbs = DBS.filter((d) => d === 'sqlite' || !missingServers()).length;
-  const fixedRate = FIXED_RATE > 0 ? scenarios.reduce((n, s) => n + (s.mix === 'nested' ? 0 : 1 + s.caches.length), 0) : 0;
+  // The nested scenarios: the query alone and beside the mix, reference and Inkwell each.
+  const fixedRate = FIXED_RATE > 0 ? scenarios.reduce((n, s) => n + (s.mix === 'nested' ? 4 : 1 + s.caches.length), 0) : 0;
   const seconds = (perRound * ROUNDS + fixedRate) * dbs * (load.warmup + load.duration + 2);
   log(`${perRound} measurements per round and database, ${ROUNDS} rounds, ${fixedRate} at a fixed rate, ${dbs} database(s): about ${Math.round(seconds / 60)} min (plus set-up)`);
 }
@@ -321,7 +322,7 @@ async function measureTraffic({ backends, scenario, load, nextSeed, weights, bui
   }
   if (FIXED_RATE > 0) {
     for (const b of backends) {
-      const rate = Math.round(FIXED_RATE * median(rounds.map((r) => r[b.name].reference.rps)));
+      const rate = fixedRateOf(rounds, (r) => r[b.name].reference.rps);
       rows.push(...(await measureFixedRate({ b, scenario, load, weights, seed: nextSeed(), rate })));
     }
   }
@@ -342,23 +343,32 @@ async function measureFixedRate({ b, scenario, load, weights, seed, rate }) {
   const rows = [];
   for (const cache of scenario.caches) {
     const service = await measureOne(name, b.inkwells[`current-${cache}`], run);
-    const problems = [...problemsOf('Inkwell', service), ...problemsOf('reference', reference)];
-    rows.push({
-      table: 'fixedRate',
-      scenario: `${name}, ${CACHE_LABEL[cache]} — ${b.label}`,
-      service,
-      ceiling: reference,
-      p99Max: P99_MAX_MS,
-      ...(problems.length > 0 ? { pass: false } : {}),
-      notes: [
-        `Inkwell p90 ${service.p90} ms, max ${service.max} ms; reference p90 ${reference.p90} ms, max ${reference.max} ms`,
-        `late (the generator's own lag) p99 ${service.lateP99}/${reference.lateP99} ms, max ${service.lateMax}/${reference.lateMax} ms`,
-        ...new Set(problems),
-      ].join('; '),
-    });
+    rows.push(fixedRateRow(`${name}, ${CACHE_LABEL[cache]} — ${b.label}`, service, reference));
   }
   return rows;
 }
+
+/** A row of the fixed-rate table: p99 against P99_MAX_MS, and what else went wrong. */
+function fixedRateRow(scenario, service, reference, notes = []) {
+  const problems = [...problemsOf('Inkwell', service), ...problemsOf('reference', reference)];
+  return {
+    table: 'fixedRate',
+    scenario,
+    service,
+    ceiling: reference,
+    p99Max: P99_MAX_MS,
+    ...(problems.length > 0 ? { pass: false } : {}),
+    notes: [
+      ...notes,
+      `Inkwell p90 ${service.p90} ms, max ${service.max} ms; reference p90 ${reference.p90} ms, max ${reference.max} ms`,
+      `late (the generator's own lag) p99 ${service.lateP99}/${reference.lateP99} ms, max ${service.lateMax}/${reference.lateMax} ms`,
+      ...new Set(problems),
+    ].join('; '),
+  };
+}
+
+/** FIXED_RATE of the reference's median closed-loop rate over `rounds` (`pick` finds its result in a round). */
+const fixedRateOf = (rounds, pick) => Math.max(1, Math.round(FIXED_RATE * median(rounds.map(pick))));
 
 /** The nested query, one body, against each Inkwell without its response cache. */
 async function measureNested({ b, load, builds }) {
@@ -375,7 +385,16 @@ async function measureNested({ b, load, builds }) {
     log(`${name}: Inkwell ${Math.round(r.service.rps)} req/s, reference ${Math.round(r.ceiling.rps)} req/s`);
     rounds.push(r);
   }
-  return row({ table: 'reference', scenario: name, rounds, target: NESTED_TARGET, sides: ['Inkwell', 'reference'] });
+  const rows = [row({ table: 'reference', scenario: name, rounds, target: NESTED_TARGET, sides: ['Inkwell', 'reference'] })];
+  if (FIXED_RATE > 0) {
+    const rate = fixedRateOf(rounds, (r) => r.ceiling.rps);
+    const at = `nested users(100) × posts(10) × author at ${rate} req/s, ${CACHE_LABEL.off} — ${b.label}`;
+    const fixed = (server) => runLoad({ ...load, rate, url: server.graphqlUrl, body, serverPid: server.child.pid });
+    log(`${at}: fixed rate, reference then Inkwell`);
+    const reference = await measureOne(at, b.reference, fixed);
+    rows.push(fixedRateRow(at, await measureOne(at, b.inkwells['current-off'], fixed), reference));
+  }
+  return rows;
 }
 
 /**
@@ -408,12 +427,36 @@ async function measureBeside({ b, load, builds, nextSeed }) {
   const result = row({ table: 'reference', scenario: name, rounds, target: undefined, sides: ['Inkwell', 'reference'] });
   const shown = rounds.find((r) => r.service === result.service);
   const nestedNote = (who, r) => `${who} nested ${Math.round(r.nested.rps)} req/s, p50 ${r.nested.p50} ms, p99 ${r.nested.p99} ms`;
-  const problems = rounds.flatMap((r) => [...problemsOf('Inkwell nested', r.service.nested), ...problemsOf('reference nested', r.ceiling.nested)]);
-  return {
-    ...result,
-    ...(problems.length > 0 ? { pass: false } : {}),
-    notes: [nestedNote('Inkwell', shown.service), nestedNote('reference', shown.ceiling), ...new Set(problems), result.notes].filter(Boolean).join('; '),
-  };
+  const nestedProblems = (r) => [...problemsOf('Inkwell nested', r.service.nested), ...problemsOf('reference nested', r.ceiling.nested)];
+  const problems = rounds.flatMap(nestedProblems);
+  const rows = [
+    {
+      ...result,
+      ...(problems.length > 0 ? { pass: false } : {}),
+      notes: [nestedNote('Inkwell', shown.service), nestedNote('reference', shown.ceiling), ...new Set(problems), result.notes].filter(Boolean).join('; '),
+    },
+  ];
+  if (FIXED_RATE > 0) {
+    // Each half at FIXED_RATE of the reference's rate for it: the mix and the nested query.
+    const mixRate = fixedRateOf(rounds, (r) => r.ceiling.rps);
+    const nestedRate = fixedRateOf(rounds, (r) => r.ceiling.nested.rps);
+    const at = `standard 0 % writes at ${mixRate.toLocaleString('en-US')} req/s beside the nested query at ${nestedRate} req/s, ${CACHE_LABEL.off} — ${b.label}`;
+    const { tokens } = await b.tokens(b.signInServer);
+    const seed = nextSeed();
+    const both = async (server) => {
+      const [mix, nested] = await Promise.all([
+        runTraffic({ ...load, rate: mixRate, data: b.data, tokens, signedInShare: SIGNED_IN, seed, url: server.graphqlUrl }),
+        runLoad({ ...load, rate: nestedRate, url: server.graphqlUrl, body }),
+      ]);
+      return { ...mix, nested };
+    };
+    log(`${at}: fixed rate, reference then Inkwell`);
+    const reference = await measureOne(at, b.reference, both);
+    const service = await measureOne(at, b.inkwells['current-off'], both);
+    const r = { service, ceiling: reference };
+    rows.push(fixedRateRow(at, service, reference, [nestedNote('Inkwell', service), nestedNote('reference', reference), ...new Set(nestedProblems(r))]));
+  }
+  return rows;
 }
 
 /** One row from the rounds (bench/lib/rounds.mjs); rows against the reference also check p99. */
