@@ -27,6 +27,7 @@ import { pathToFileURL } from 'node:url';
 import { installCleanup } from '../lib/children.mjs';
 import { median, problemsOf, roundsRow } from '../lib/rounds.mjs';
 import { cpuMsOf, waitForQuiet } from '../lib/cpu.mjs';
+import { describeStalls, startDiskProbe } from '../lib/disk-probe.mjs';
 import { LOAD_DEFAULTS, runLoad } from '../lib/load.mjs';
 import { ROUNDS } from '../lib/scenario.mjs';
 import { createBenchDatabase } from '../lib/seed.mjs';
@@ -337,7 +338,7 @@ async function measureTraffic({ backends, scenario, load, nextSeed, weights, bui
 async function measureFixedRate({ b, scenario, load, weights, seed, rate }) {
   const name = `${mixLabel(scenario)} at ${rate.toLocaleString('en-US')} req/s`;
   const traffic = await trafficOf(b, { scenario, load, weights, seed });
-  const run = (server) => runTraffic({ ...traffic, rate, url: server.graphqlUrl, serverPid: server.child.pid });
+  const run = probed((server) => runTraffic({ ...traffic, rate, url: server.graphqlUrl, serverPid: server.child.pid }));
   log(`${name} — ${b.label}: fixed rate, reference then ${scenario.caches.join(', ')}`);
   const reference = await measureOne(name, b.reference, run);
   const rows = [];
@@ -348,9 +349,26 @@ async function measureFixedRate({ b, scenario, load, weights, seed, rate }) {
   return rows;
 }
 
+/** `run` with the disk probed meanwhile (../lib/disk-probe.mjs): its result gains `disk`. */
+const probed = (run) => async (server) => {
+  const probe = startDiskProbe();
+  let result;
+  try {
+    result = await run(server);
+  } finally {
+    const disk = await probe.stop();
+    if (result) result.disk = disk;
+  }
+  return result;
+};
+
 /** A row of the fixed-rate table: p99 against P99_MAX_MS, and what else went wrong. */
 function fixedRateRow(scenario, service, reference, notes = []) {
   const problems = [...problemsOf('Inkwell', service), ...problemsOf('reference', reference)];
+  const apart = (r) => `reads ${r.readsP99 ?? '–'} ms, writes ${r.writesP99} ms`;
+  // Where the tail is, when there are writes: a synced commit waits for the disk.
+  if (service.writesP99 !== undefined) notes = [...notes, `p99 of Inkwell's ${apart(service)}; of the reference's ${apart(reference)}`];
+  if (service.disk && reference.disk) notes = [...notes, `disk during the runs (warm-up included): Inkwell's ${describeStalls(service.disk)}, the reference's ${describeStalls(reference.disk)}`];
   return {
     table: 'fixedRate',
     scenario,
@@ -389,7 +407,7 @@ async function measureNested({ b, load, builds }) {
   if (FIXED_RATE > 0) {
     const rate = fixedRateOf(rounds, (r) => r.ceiling.rps);
     const at = `nested users(100) × posts(10) × author at ${rate} req/s, ${CACHE_LABEL.off} — ${b.label}`;
-    const fixed = (server) => runLoad({ ...load, rate, url: server.graphqlUrl, body, serverPid: server.child.pid });
+    const fixed = probed((server) => runLoad({ ...load, rate, url: server.graphqlUrl, body, serverPid: server.child.pid }));
     log(`${at}: fixed rate, reference then Inkwell`);
     const reference = await measureOne(at, b.reference, fixed);
     rows.push(fixedRateRow(at, await measureOne(at, b.inkwells['current-off'], fixed), reference));
@@ -443,13 +461,13 @@ async function measureBeside({ b, load, builds, nextSeed }) {
     const at = `standard 0 % writes at ${mixRate.toLocaleString('en-US')} req/s beside the nested query at ${nestedRate} req/s, ${CACHE_LABEL.off} — ${b.label}`;
     const { tokens } = await b.tokens(b.signInServer);
     const seed = nextSeed();
-    const both = async (server) => {
+    const both = probed(async (server) => {
       const [mix, nested] = await Promise.all([
         runTraffic({ ...load, rate: mixRate, data: b.data, tokens, signedInShare: SIGNED_IN, seed, url: server.graphqlUrl }),
         runLoad({ ...load, rate: nestedRate, url: server.graphqlUrl, body }),
       ]);
       return { ...mix, nested };
-    };
+    });
     log(`${at}: fixed rate, reference then Inkwell`);
     const reference = await measureOne(at, b.reference, both);
     const service = await measureOne(at, b.inkwells['current-off'], both);

@@ -7,7 +7,7 @@
  * With `rate`, the measured run is open-loop at that many requests per second (./open-loop.mjs).
  */
 import autocannon from 'autocannon';
-import { checkResponse, createMix } from './mix.mjs';
+import { checkResponse, createMix, READ_SHAPES } from './mix.mjs';
 import { openLoop } from './open-loop.mjs';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -50,8 +50,8 @@ async function phase(opts, duration, seed, fullCheck) {
       return { shape: r.shape, body: r.body, headers: r.token ? headersOf(r.token) : JSON_HEADERS };
     };
     const check = (shape, status, body) => request.onResponse(status, body, { shape });
-    const { latencies: byShape, ...result } = await openLoop({ url: opts.url, rate: opts.rate, duration, next: draw, onResponse: check, byShape: Boolean(latencies) });
-    return { ...result, badBodies: problems.count, firstBad: problems.first, ...(byShape ? { latencyByShape: summarise(byShape) } : {}) };
+    const { latencies: byShape, ...result } = await openLoop({ url: opts.url, rate: opts.rate, duration, next: draw, onResponse: check, byShape: true });
+    return { ...result, ...readsAndWrites(byShape), badBodies: problems.count, firstBad: problems.first, ...(latencies ? { latencyByShape: summarise(byShape) } : {}) };
   }
   const r = await autocannon({ url: url.origin, connections: opts.connections ?? 50, pipelining: 1, duration, requests: [request] });
   return {
@@ -71,6 +71,16 @@ async function phase(opts, duration, seed, fullCheck) {
     ...(latencies ? { latencyByShape: summarise(latencies) } : {}),
     duration: r.duration,
   };
+}
+
+/** The p99 of the reads and of the writes apart (ms, undefined for none): where a row's tail is. */
+function readsAndWrites(byShape) {
+  const p99 = (lists) => {
+    const sorted = lists.flat().sort((a, b) => a - b);
+    return sorted.length === 0 ? undefined : Math.round(sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] * 10) / 10;
+  };
+  const lists = Object.entries(byShape);
+  return { readsP99: p99(lists.filter(([s]) => READ_SHAPES.includes(s)).map(([, l]) => l)), writesP99: p99(lists.filter(([s]) => !READ_SHAPES.includes(s)).map(([, l]) => l)) };
 }
 
 /** { shape: "p50 3.1, p99 12.0 ms" }. */

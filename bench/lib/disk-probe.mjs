@@ -1,0 +1,63 @@
+/**
+ * The disk's own tail, beside a measurement: a worker thread writes 8 KiB to a file in
+ * the temporary directory (where the bench's databases live) and waits for fdatasync,
+ * every 10 ms, and counts the calls that took over STALL_MS. PostgreSQL waits for such a
+ * call at every commit (durable, as in production), so a stall of the disk holds every
+ * write under way, whichever server is measured then (bench/README.md, "Latency at a
+ * fixed rate"). About 100 small synced writes per second: next to nothing for the disk.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+
+export const STALL_MS = 50;
+
+const PROBE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+const fd = fs.openSync(workerData.file, 'w');
+const block = Buffer.alloc(8192, 120);
+let stopping = false;
+let probes = 0;
+const stalls = [];
+parentPort.once('message', () => (stopping = true));
+const probe = () => {
+  if (stopping) {
+    fs.closeSync(fd);
+    parentPort.postMessage({ probes, stalls });
+    return;
+  }
+  const start = performance.now();
+  fs.writeSync(fd, block, 0, block.length, (probes % 128) * block.length);
+  fs.fdatasyncSync(fd);
+  const took = performance.now() - start;
+  probes++;
+  if (took > workerData.stallMs) stalls.push(Math.round(took));
+  setTimeout(probe, 10);
+};
+probe();
+`;
+
+/** Starts probing; `stop()` resolves with { probes, stalls: [ms of each call over STALL_MS] }. */
+export function startDiskProbe() {
+  const dir = mkdtempSync(join(tmpdir(), 'inkwell-disk-probe-'));
+  const worker = new Worker(PROBE, { eval: true, workerData: { file: join(dir, 'probe.dat'), stallMs: STALL_MS } });
+  return {
+    stop: () =>
+      new Promise((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+        worker.postMessage('stop');
+      }).finally(() => {
+        void worker.terminate();
+        rmSync(dir, { recursive: true, force: true });
+      }),
+  };
+}
+
+/** "2 fdatasync calls over 50 ms (longest 162 ms)", or "none over 50 ms". */
+export function describeStalls({ stalls }) {
+  if (stalls.length === 0) return `no fdatasync over ${STALL_MS} ms`;
+  return `${stalls.length} fdatasync over ${STALL_MS} ms (longest ${Math.max(...stalls)} ms)`;
+}
