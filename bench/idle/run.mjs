@@ -24,6 +24,7 @@ import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { forkTracked, stopChild, waitForMessage } from '../lib/children.mjs';
+import { quantile } from '../lib/rounds.mjs';
 import { createBenchDatabase } from '../lib/seed.mjs';
 import { ROOT, startService } from '../lib/service.mjs';
 
@@ -74,7 +75,7 @@ async function activeClient(url, userId, seconds) {
   while (Date.now() < end) latencies.push(await one());
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  const at = (q) => quantile(latencies, q);
   return { requests: latencies.length, p50: at(0.5), p99: at(0.99), max: latencies.at(-1) };
 }
 

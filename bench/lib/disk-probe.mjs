@@ -56,7 +56,7 @@ export function startDiskProbe() {
   };
 }
 
-/** "2 fdatasync calls over 50 ms (longest 162 ms)", or "none over 50 ms". */
+/** "2 fdatasync over 50 ms (longest 162 ms)", or "no fdatasync over 50 ms". */
 export function describeStalls({ stalls }) {
   if (stalls.length === 0) return `no fdatasync over ${STALL_MS} ms`;
   return `${stalls.length} fdatasync over ${STALL_MS} ms (longest ${Math.max(...stalls)} ms)`;

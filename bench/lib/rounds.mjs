@@ -10,6 +10,11 @@ export function median(values) {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+/** The value at quantile `q` (0–1) of an ascending list; NaN for an empty one. */
+export function quantile(sorted, q) {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
 /**
  * The round with the median ratio (req/s and µs/req columns, notes); any wrong answer
  * makes the row fail. `rounds`: one { service, ceiling, base? } per round; `sides`: what

@@ -12,6 +12,7 @@
  * servers: that measures connection set-up under load, not the requests.
  */
 import http from 'node:http';
+import { quantile } from '../lib/rounds.mjs';
 
 const SOCKETS = 64;
 /** How often due requests are sent: every tick sends all that came due since the last. */
@@ -92,7 +93,7 @@ export async function openLoop({ url, rate, duration, next, onResponse, byShape 
   agent.destroy();
 
   const sorted = latencies.sort((a, b) => a - b);
-  const at = (q, list = sorted) => (list.length === 0 ? NaN : list[Math.min(list.length - 1, Math.floor(q * list.length))]);
+  const at = (q, list = sorted) => quantile(list, q);
   const late = lateness.sort((a, b) => a - b);
   return {
     rps: answered / Math.max(elapsed, duration),

@@ -7,6 +7,7 @@
  * With `rate`, the measured run is open-loop at that many requests per second (./open-loop.mjs).
  */
 import autocannon from 'autocannon';
+import { quantile } from '../lib/rounds.mjs';
 import { checkResponse, createMix, READ_SHAPES } from './mix.mjs';
 import { openLoop } from './open-loop.mjs';
 
@@ -77,7 +78,7 @@ async function phase(opts, duration, seed, fullCheck) {
 function readsAndWrites(byShape) {
   const p99 = (lists) => {
     const sorted = lists.flat().sort((a, b) => a - b);
-    return sorted.length === 0 ? undefined : Math.round(sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] * 10) / 10;
+    return sorted.length === 0 ? undefined : Math.round(quantile(sorted, 0.99) * 10) / 10;
   };
   const lists = Object.entries(byShape);
   return { readsP99: p99(lists.filter(([s]) => READ_SHAPES.includes(s)).map(([, l]) => l)), writesP99: p99(lists.filter(([s]) => !READ_SHAPES.includes(s)).map(([, l]) => l)) };
@@ -85,7 +86,7 @@ function readsAndWrites(byShape) {
 
 /** { shape: "p50 3.1, p99 12.0 ms" }. */
 function summarise(latencies) {
-  const at = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1);
+  const at = (sorted, q) => quantile(sorted, q).toFixed(1);
   return Object.fromEntries(
     Object.entries(latencies).map(([shape, list]) => {
       const sorted = list.sort((a, b) => a - b);
