@@ -24,13 +24,16 @@ parentPort.on('message', (message) => {
 });
 
 function run() {
+  let frames = 0;
   try {
     // Frames a reader's snapshot still needs stay in the WAL: tried again until all are copied.
     const { log, checkpointed } = checkpoint.get();
     if (checkpointed < log) return void (timer = setTimeout(run, workerData.delayMs));
+    frames = log;
   } catch {
     // Left for the next one: an unfinished checkpoint loses nothing (the WAL still holds the pages).
   }
-  parentPort.postMessage('done');
+  // Done: the frames the WAL held, all copied (src/db/checkpoints.ts starts a long WAL over).
+  parentPort.postMessage(frames);
 }
 parentPort.postMessage('ready');

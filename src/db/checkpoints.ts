@@ -10,6 +10,13 @@ import type SQLite from 'better-sqlite3';
  * The thread starts with the first write and waits for writes: asked once, it checkpoints
  * `delayMs` later and says so, and the next write asks again. An idle service wakes nothing.
  * If the thread fails, the serving connection checkpoints as before.
+ *
+ * SQLite starts the WAL over only at a write that finds every frame copied, which under
+ * steady writes never happens: writes land during each of the thread's checkpoints. So
+ * once the thread reports a WAL of `walLimitBytes` or more, the serving connection copies
+ * the few frames since itself; its next write then starts the WAL over, and SQLite's
+ * `journal_size_limit` cuts the file back to that size (docs/decisions.md, "SQLite's
+ * checkpoints in a thread").
  */
 export class Checkpoints {
   private worker: Worker | undefined;
@@ -20,12 +27,19 @@ export class Checkpoints {
   private writes = 0;
   private askedAt = 0;
   private stopped = false;
+  /** The WAL's length, in frames, from which it is started over. */
+  private readonly restartFrames: number;
 
   constructor(
     private readonly sqlite: SQLite.Database,
     private readonly file: string,
     private readonly delayMs = CHECKPOINT_DELAY_MS,
-  ) {}
+    walLimitBytes = WAL_LIMIT_BYTES,
+  ) {
+    sqlite.pragma(`journal_size_limit = ${walLimitBytes}`);
+    // A frame is a page and a 24-byte header.
+    this.restartFrames = Math.ceil(walLimitBytes / ((sqlite.pragma('page_size', { simple: true }) as number) + 24));
+  }
 
   /** A statement that writes is about to run. */
   wrote(): void {
@@ -47,13 +61,25 @@ export class Checkpoints {
     await this.exited;
   }
 
+  /** Copies the frames written since the thread's checkpoint: the next write finds them all copied. */
+  private startWalOver(): void {
+    try {
+      // PASSIVE never waits; the thread is idle now, until asked again.
+      if (this.sqlite.open) this.sqlite.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // Tried again at the thread's next report; the WAL only stays long meanwhile.
+    }
+  }
+
   private start(): Worker {
     const worker = new Worker(WORKER, { workerData: { file: this.file, delayMs: this.delayMs } });
     // Never what keeps the process alive; close() ends it.
     worker.unref();
-    worker.on('message', (message: 'ready' | 'done') => {
+    // 'ready', or the frames in the WAL when a checkpoint has copied them all.
+    worker.on('message', (message: 'ready' | number) => {
       if (message === 'ready') return void this.sqlite.pragma('wal_autocheckpoint = 0');
       this.asked = false;
+      if (message >= this.restartFrames) this.startWalOver();
       // Writes since the ask may have come after the checkpoint began: they get one of their own.
       if (this.writes !== this.askedAt && !this.stopped) this.ask();
     });
@@ -73,5 +99,7 @@ export class Checkpoints {
 /** How long after a write its checkpoint runs; the writes meanwhile join it. */
 export const CHECKPOINT_DELAY_MS = 100;
 const SQLITE_DEFAULT_AUTOCHECKPOINT = 1000;
+/** A WAL this long is started over, and its file cut back to it (SQLite's own threshold is ~4 MiB, 1,000 pages). */
+const WAL_LIMIT_BYTES = 16 * 1024 * 1024;
 /** The worker module, next to this one in src/ and in dist/ (scripts/copy-assets.mjs). */
 const WORKER = new URL('./checkpoint-worker.mjs', import.meta.url);

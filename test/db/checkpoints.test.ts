@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -109,5 +109,52 @@ describe('WAL checkpoints in a worker thread', () => {
     const reopened = new SQLite(file);
     closing.push(() => reopened.close());
     expect(reopened.prepare('select count(*) from t').pluck().get()).toBe(20);
+  });
+});
+
+describe('a WAL under steady writes', () => {
+  it('is started over once long, and its file cut back, instead of growing with every write', async () => {
+    const file = join(dir, 'steady.db');
+    const sqlite = new SQLite(file);
+    closing.push(() => sqlite.close());
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.exec('create table t (id integer primary key, v blob)');
+    // 1 MiB rather than 16, to keep the test short.
+    const limit = 1024 * 1024;
+    const checkpoints = new Checkpoints(sqlite, file, 20, limit);
+    closing.unshift(() => checkpoints.close());
+    const insert = sqlite.prepare('insert into t (v) values (?)');
+    const row = Buffer.alloc(4096, 7);
+    const write = () => {
+      checkpoints.wrote();
+      insert.run(row);
+    };
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const walBytes = () => statSync(`${file}-wal`).size;
+    // The WAL header's checkpoint sequence: SQLite adds one each time it starts the WAL over.
+    const walSequence = () => readFileSync(`${file}-wal`).readUInt32BE(12);
+
+    write();
+    const before = walSequence();
+    // ~24 MiB of frames over at least 3 s, a write a millisecond: one lands during each of
+    // the thread's checkpoints, so SQLite alone never starts the WAL over.
+    for (let i = 0; i < 3000; i++) {
+      write();
+      await sleep(1);
+    }
+    expect(walSequence() - before).toBeGreaterThanOrEqual(2);
+    // Once the writes slow down, the file is back within the limit (a write or two past it at most).
+    await expect
+      .poll(
+        async () => {
+          write();
+          await sleep(50);
+          return walBytes();
+        },
+        { timeout: 20_000 },
+      )
+      .toBeLessThanOrEqual(limit + 3 * (4096 + 24));
+    expect(sqlite.prepare('select count(*) from t').pluck().get()).toBeGreaterThan(3000);
   });
 });
