@@ -1,6 +1,6 @@
 /** CPU time of another process (user + system, all threads) from /proc; undefined off Linux. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 let ticksPerSecond;
 function clockTicks() {
@@ -37,6 +37,33 @@ export function machineBusyMs() {
   }
 }
 
+/** CPU milliseconds so far of every process (kernel threads included), by pid with its name. */
+function everyProcess() {
+  const seen = new Map();
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      seen.set(pid, { name, ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks() });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return seen;
+}
+
+/** The processes busiest between two `everyProcess()` snapshots a second apart: "postgres 0.31, kworker/u8:5 0.10". */
+function busiest(before, after, count = 3) {
+  const busy = [];
+  for (const [pid, { name, ms }] of after) {
+    const cores = (ms - (before.get(pid)?.ms ?? ms)) / 1000;
+    if (cores >= 0.02) busy.push([`${name} ${cores.toFixed(2)}`, cores]);
+  }
+  return busy.sort((a, b) => b[1] - a[1]).slice(0, count).map(([label]) => label).join(', ') || 'no single process';
+}
+
 /**
  * Waits (up to `maxWaitMs`, BENCH_QUIET_WAIT seconds, default 60) until the machine's
  * busy time over one second is below `threshold` cores, so other people's test runs do
@@ -53,13 +80,16 @@ export async function waitForQuiet({
   for (;;) {
     const before = machineBusyMs();
     if (before === undefined) return undefined;
+    const processes = everyProcess();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const load = (machineBusyMs() - before) / 1000;
+    // Named, so that a run can tell PostgreSQL's autovacuum or the kernel's writeback from someone else's tests.
+    const who = () => busiest(processes, everyProcess());
     if (load < threshold || Date.now() >= deadline) {
-      if (load >= threshold) log(`machine still busy (${load.toFixed(2)} cores used by others); measuring anyway`);
+      if (load >= threshold) log(`machine still busy (${load.toFixed(2)} cores used by others: ${who()}); measuring anyway`);
       return load;
     }
-    if (!warned) log(`machine busy (${load.toFixed(2)} cores used by others); waiting up to ${Math.round(maxWaitMs / 1000)} s`);
+    if (!warned) log(`machine busy (${load.toFixed(2)} cores used by others: ${who()}); waiting up to ${Math.round(maxWaitMs / 1000)} s`);
     warned = true;
   }
 }
