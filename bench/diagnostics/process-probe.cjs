@@ -1,0 +1,60 @@
+// A diagnostic loaded into a service under test (not part of any measurement):
+//   node bench/mixed/run.mjs --env=NODE_OPTIONS=--require=$PWD/bench/diagnostics/process-probe.cjs --env=PROBE_DIR=DIR
+// Every 100 ms it notes the process's CPU per thread, the event loop's largest delay, the
+// SQLite WAL's size, the heap used and the machine's busy and idle CPU; and every GC pause
+// over 5 ms with its kind (perf_hooks: 1 minor, 4 major, 8 incremental, 16 weak callbacks).
+// At exit it writes them to $PROBE_DIR/probe-<pid>.json (the system's temporary directory
+// by default): { file, gcs: [[wall ms, ms, kind]], ticks: [[wall ms, loop delay ms,
+// {tid: [name, cpu ticks]}, [busy, idle] machine ticks, WAL bytes, heap MB]] }.
+// Its cost, reading /proc every 100 ms, is well under 1 % of a core.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { PerformanceObserver, monitorEventLoopDelay } = require('node:perf_hooks');
+
+const url = process.env.DATABASE_URL ?? '';
+const file = url.startsWith('file:') ? url.slice('file:'.length) : null;
+const gcs = [];
+const ticks = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) if (e.duration > 5) gcs.push([Math.round(performance.timeOrigin + e.startTime), Math.round(e.duration), e.detail?.kind]);
+}).observe({ entryTypes: ['gc'] });
+const delay = monitorEventLoopDelay({ resolution: 10 });
+delay.enable();
+
+/** Each thread's name and CPU ticks (utime + stime) so far. */
+function threads() {
+  const out = {};
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out[tid] = [stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), Number(fields[11]) + Number(fields[12])];
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/** The machine's busy (user, nice, system, softirq) and idle (idle, iowait) ticks so far. */
+function machine() {
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
+  return [f[0] + f[1] + f[2] + f[5] + f[6], f[3] + f[4]];
+}
+
+setInterval(() => {
+  let wal = -1;
+  try {
+    if (file) wal = fs.statSync(`${file}-wal`).size;
+  } catch {
+    // No WAL yet.
+  }
+  ticks.push([Date.now(), Math.round(delay.max / 1e6), threads(), machine(), wal, Math.round(process.memoryUsage().heapUsed / 1e6)]);
+  delay.reset();
+}, 100).unref();
+
+process.on('exit', () => {
+  const dir = process.env.PROBE_DIR ?? os.tmpdir();
+  fs.writeFileSync(path.join(dir, `probe-${process.pid}.json`), JSON.stringify({ file, gcs, ticks }));
+});
