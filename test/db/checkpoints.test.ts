@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -132,8 +132,17 @@ describe('a WAL under steady writes', () => {
     };
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const walBytes = () => statSync(`${file}-wal`).size;
-    // The WAL header's checkpoint sequence: SQLite adds one each time it starts the WAL over.
-    const walSequence = () => readFileSync(`${file}-wal`).readUInt32BE(12);
+    // The WAL header's checkpoint sequence (bytes 12–15): SQLite adds one each time it starts the WAL over.
+    const walSequence = () => {
+      const header = Buffer.alloc(16);
+      const fd = openSync(`${file}-wal`, 'r');
+      try {
+        readSync(fd, header, 0, 16, 0);
+      } finally {
+        closeSync(fd);
+      }
+      return header.readUInt32BE(12);
+    };
 
     write();
     const before = walSequence();
