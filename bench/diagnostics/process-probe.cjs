@@ -11,6 +11,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { PerformanceObserver, monitorEventLoopDelay } = require('node:perf_hooks');
+// An ES module, loaded with require (Node ≥ 20.19): the bench's own reading of /proc.
+const { procStat } = require('../lib/cpu.mjs');
 
 const url = process.env.DATABASE_URL ?? '';
 const file = url.startsWith('file:') ? url.slice('file:'.length) : null;
@@ -27,9 +29,8 @@ function threads() {
   const out = {};
   for (const tid of fs.readdirSync('/proc/self/task')) {
     try {
-      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out[tid] = [stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), Number(fields[11]) + Number(fields[12])];
+      const { name, ticks } = procStat(`/proc/self/task/${tid}/stat`);
+      out[tid] = [name, ticks];
     } catch {
       // Ended meanwhile.
     }

@@ -14,13 +14,21 @@ function clockTicks() {
   return ticksPerSecond;
 }
 
+/**
+ * A process's or thread's name and CPU ticks so far (user + system) from its `stat` file
+ * (`/proc/<pid>/stat`, `/proc/self/task/<tid>/stat`); throws when it is gone.
+ */
+export function procStat(path) {
+  const stat = readFileSync(path, 'utf8');
+  // Fields after the ")" that closes the command name: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) };
+}
+
 /** Milliseconds of CPU the process has used so far, or undefined when unknown. */
 export function cpuMsOf(pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the ")" that closes the command name: state is field 3, utime 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks();
+    return (procStat(`/proc/${pid}/stat`).ticks * 1000) / clockTicks();
   } catch {
     return undefined;
   }
@@ -43,10 +51,8 @@ function everyProcess() {
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      seen.set(pid, { name, ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks() });
+      const { name, ticks } = procStat(`/proc/${pid}/stat`);
+      seen.set(pid, { name, ms: (ticks * 1000) / clockTicks() });
     } catch {
       // Gone meanwhile.
     }
