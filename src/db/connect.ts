@@ -35,8 +35,8 @@ export interface Db {
   externalChanges: (() => number | undefined) | undefined;
   /** Adds a listener awaited after every committed write to a cached table that src/domain did not announce. */
   onUnannouncedWrite(listener: UnannouncedWriteListener): void;
-  /** How the connections are used now (the metrics read it at scrape time). */
-  poolUse(): PoolUse;
+  /** How the connections are used now, pool by pool (the metrics read it at scrape time). */
+  poolUse(): PoolUse[];
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -60,7 +60,7 @@ export function connectDatabase(database: Config['database']): Db {
   let checkpoints: Checkpoints | undefined;
 
   let dialect: Dialect;
-  let poolUse: () => PoolUse;
+  let poolUse: () => PoolUse[];
   if (database.kind === 'sqlite') {
     const file = database.file === ':memory:' ? ':memory:' : resolve(database.file);
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -81,8 +81,7 @@ export function connectDatabase(database: Config['database']): Db {
   } else {
     const pool = createPostgresPool(database);
     dialect = new PostgresDialect({ pool });
-    const max = database.poolSize;
-    poolUse = () => ({ max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }); // observability:
+    poolUse = () => pool.use(); // observability:
   }
   const tracking = trackWrites(dialect, CACHED_TABLES, unannounced);
   inTransaction = tracking.inTransaction;

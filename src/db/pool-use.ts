@@ -2,12 +2,14 @@ import type { DatabaseConnection, Dialect, Driver, TransactionSettings } from 'k
 
 /**
  * How the database's connections are used, for the metrics (README, "Observability").
- * PostgreSQL's pool counts its own; SQLite has one connection, which Kysely's driver
+ * PostgreSQL's two pools (reads; writes and transactions) count their own; SQLite has one connection, which Kysely's driver
  * lends to one query or transaction at a time, so its "pool" is that connection and
  * the queue of queries waiting for it — counted here by wrapping the driver's
  * acquire and release (nothing per statement).
  */
 export interface PoolUse {
+  /** PostgreSQL: `reads` or `writes` (src/db/postgres-pool.ts); SQLite: `shared`, its one connection. */
+  pool: 'reads' | 'writes' | 'shared';
   /** Connections the pool may open. */
   max: number;
   /** Connections open now (in use or idle). */
@@ -66,7 +68,7 @@ class CountingDriver implements Driver {
 }
 
 /** SQLite's single connection: the dialect that counts its use, and the reading. */
-export function countSingleConnection(dialect: Dialect): { dialect: Dialect; use(): PoolUse } {
+export function countSingleConnection(dialect: Dialect): { dialect: Dialect; use(): PoolUse[] } {
   let driver: CountingDriver | undefined;
   return {
     dialect: {
@@ -75,6 +77,6 @@ export function countSingleConnection(dialect: Dialect): { dialect: Dialect; use
       createQueryCompiler: () => dialect.createQueryCompiler(),
       createIntrospector: (db) => dialect.createIntrospector(db),
     },
-    use: () => ({ max: 1, open: 1, idle: driver && driver.inUse > 0 ? 0 : 1, waiting: driver?.waiting ?? 0 }),
+    use: () => [{ pool: 'shared', max: 1, open: 1, idle: driver && driver.inUse > 0 ? 0 : 1, waiting: driver?.waiting ?? 0 }],
   };
 }

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
+import type { PoolUse } from './pool-use.js';
 import { isPreparedStatementError, StatementNames } from './statement-names.js';
 
 /**
@@ -27,11 +28,9 @@ export interface PoolOptions {
   preparedStatements?: boolean;
 }
 
-/** Kysely's pool, plus the counts the pool-use gauges read. */
+/** Kysely's pool, plus how its connections are used (the pool-use gauges read it). */
 export interface CountedPostgresPool extends PostgresPool {
-  readonly totalCount: number;
-  readonly idleCount: number;
-  readonly waitingCount: number;
+  use(): PoolUse[];
 }
 
 /**
@@ -41,7 +40,38 @@ export interface CountedPostgresPool extends PostgresPool {
  */
 const loadPg = (): typeof pg => createRequire(import.meta.url)('pg') as typeof pg;
 
+/**
+ * Two pools of `poolSize` connections each: one for reads, one for writes and
+ * transactions. A commit waiting for the disk, or a write waiting for a lock, holds
+ * only a writer's connection, so reads keep being answered meanwhile
+ * (docs/decisions.md, "Reads and writes on pools of their own").
+ */
 export function createPostgresPool(options: PoolOptions): CountedPostgresPool {
+  const names = options.preparedStatements === false ? undefined : new StatementNames();
+  const reads = openPool(options, names);
+  const writes = openPool(options, names);
+  return {
+    connect: async () => new RoutedClient(reads, writes),
+    async end() {
+      await Promise.all([reads.end(), writes.end()]);
+    },
+    use: () => [reads.use('reads'), writes.use('writes')],
+  };
+}
+
+/** One checked-out connection of a pool (see `guard`). */
+interface Connection {
+  query(text: string, parameters: ReadonlyArray<unknown>): Promise<pg.QueryResult>;
+  release(): void;
+}
+
+interface Pool {
+  checkout(): Promise<Connection>;
+  end(): Promise<void>;
+  use(pool: PoolUse['pool']): PoolUse;
+}
+
+function openPool(options: PoolOptions, names: StatementNames | undefined): Pool {
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   const pool = new (loadPg().Pool)({
     connectionString: options.url,
@@ -63,10 +93,9 @@ export function createPostgresPool(options: PoolOptions): CountedPostgresPool {
   // The statement in flight fails on its own; the broken client is dropped on release.
   pool.on('connect', (client) => client.on('error', () => {}));
 
-  const names = options.preparedStatements === false ? undefined : new StatementNames();
-  const guarded = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const guarded = new WeakMap<pg.PoolClient, Connection>();
   return {
-    async connect() {
+    async checkout() {
       const client = await pool.connect();
       let wrapper = guarded.get(client);
       if (!wrapper) {
@@ -76,18 +105,39 @@ export function createPostgresPool(options: PoolOptions): CountedPostgresPool {
       return wrapper;
     },
     end: () => pool.end(),
-    // Read by the pool-use gauges (src/observability).
-    get totalCount() {
-      return pool.totalCount;
-    },
-    get idleCount() {
-      return pool.idleCount;
-    },
-    get waitingCount() {
-      return pool.waitingCount;
-    },
+    use: (name) => ({ pool: name, max: options.poolSize, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }
+
+/**
+ * What Kysely checks out: the connection is taken at the first statement, from the read
+ * pool for a plain `select` and from the write pool for anything else (`begin`, an
+ * insert, an update); the statements after it run on that same connection.
+ */
+class RoutedClient implements PostgresPoolClient {
+  #checkout: Promise<Connection> | undefined;
+  #client: Connection | undefined;
+
+  constructor(
+    private readonly reads: Pool,
+    private readonly writes: Pool,
+  ) {}
+
+  query(text: unknown, parameters?: ReadonlyArray<unknown>): any {
+    if (typeof text !== 'string') throw new Error('Streamed results are not used'); // Kysely's cursors; Inkwell does not stream
+    if (this.#client) return this.#client.query(text, parameters ?? []);
+    this.#checkout ??= (READ.test(text) ? this.reads : this.writes).checkout().then((client) => (this.#client = client));
+    return this.#checkout.then((client) => client.query(text, parameters ?? []));
+  }
+
+  release(): void {
+    if (this.#client) this.#client.release();
+    else this.#checkout?.then((client) => client.release(), () => {});
+  }
+}
+
+/** A statement that only reads; a `with` (which may write) goes to the writers. */
+const READ = /^\s*select\b/i;
 
 /**
  * pg's `query_timeout` rejects the statement but keeps the connection, whose answer may
@@ -100,16 +150,14 @@ export function createPostgresPool(options: PoolOptions): CountedPostgresPool {
  * (inside one, the transaction has failed and the error stands); that connection then
  * sends everything unnamed and is closed on release, so the next one prepares afresh.
  */
-function guard(client: pg.PoolClient, names: StatementNames | undefined): PostgresPoolClient {
+function guard(client: pg.PoolClient, names: StatementNames | undefined): Connection {
   let abandoned = false;
   let unprepared = false;
   const failed = (error: unknown): never => {
     if (error instanceof Error && error.message === 'Query read timeout') abandoned = true;
     throw error;
   };
-  const query = (text: unknown, parameters?: ReadonlyArray<unknown>): any => {
-    // Cursors (Kysely's streaming) pass through; Inkwell does not stream.
-    if (typeof text !== 'string') return client.query(text as pg.Submittable);
+  const query = (text: string, parameters: ReadonlyArray<unknown>): Promise<pg.QueryResult> => {
     if (abandoned) return Promise.reject(new Error('Database connection abandoned after a timeout'));
     const values = parameters as unknown[];
     const name = names && !unprepared && PREPARABLE.test(text) ? names.nameOf(text, values?.length ?? 0) : undefined;

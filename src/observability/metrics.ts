@@ -134,21 +134,39 @@ export class Metrics {
   }
 
   /** Database pool gauges, read from the pool at scrape time. */
-  watchPool(use: () => PoolUse): void {
+  watchPool(use: () => PoolUse[]): void {
     const registers = [this.registry];
-    new Gauge({ name: 'inkwell_db_pool_max', help: 'Connections the database pool may open (1 on SQLite)', registers, collect() { this.set(use().max); } });
+    const labelNames = ['pool'];
     new Gauge({
-      name: 'inkwell_db_pool_connections',
-      help: 'Open database connections, by state (in_use or idle)',
-      labelNames: ['state'],
+      name: 'inkwell_db_pool_max',
+      help: 'Connections a database pool may open, by pool (reads, writes; shared: SQLite\'s one)',
+      labelNames,
       registers,
       collect() {
-        const { open, idle } = use();
-        this.set({ state: 'in_use' }, open - idle);
-        this.set({ state: 'idle' }, idle);
+        for (const p of use()) this.set({ pool: p.pool }, p.max);
       },
     });
-    new Gauge({ name: 'inkwell_db_pool_waiting', help: 'Queries or transactions waiting for a database connection', registers, collect() { this.set(use().waiting); } });
+    new Gauge({
+      name: 'inkwell_db_pool_connections',
+      help: 'Open database connections, by pool and state (in_use or idle)',
+      labelNames: ['pool', 'state'],
+      registers,
+      collect() {
+        for (const { pool, open, idle } of use()) {
+          this.set({ pool, state: 'in_use' }, open - idle);
+          this.set({ pool, state: 'idle' }, idle);
+        }
+      },
+    });
+    new Gauge({
+      name: 'inkwell_db_pool_waiting',
+      help: 'Queries or transactions waiting for a database connection, by pool',
+      labelNames,
+      registers,
+      collect() {
+        for (const p of use()) this.set({ pool: p.pool }, p.waiting);
+      },
+    });
   }
 
   /** The heavy operations' line (src/graphql/operation/heavy.ts), read at scrape time. */

@@ -49,7 +49,10 @@ describe('metrics in development', () => {
       nodejs_eventloop_lag_seconds: 'gauge',
       nodejs_eventloop_lag_p99_seconds: 'gauge',
     });
-    expect(metrics.value('inkwell_db_pool_max')).toBe(testBackend === 'postgres' ? 5 : 1);
+    // PostgreSQL: a pool for reads and one for writes, DATABASE_POOL_SIZE (5 here) each; SQLite: its one connection.
+    const pools = testBackend === 'postgres' ? ['reads', 'writes'] : ['shared'];
+    for (const pool of pools) expect(metrics.value('inkwell_db_pool_max', { pool })).toBe(testBackend === 'postgres' ? 5 : 1);
+    expect(metrics.samples.filter((s) => s.name === 'inkwell_db_pool_max').map((s) => s.labels.pool).sort()).toEqual(pools);
   });
 
   it('count requests by transport, route, operation type and status; errors by code; cache hits and misses', async () => {
@@ -115,13 +118,15 @@ describe('metrics in development', () => {
 
   it('show the database pool in use', async () => {
     const metrics = await scrape(server);
-    const inUse = metrics.value('inkwell_db_pool_connections', { state: 'in_use' });
-    const idle = metrics.value('inkwell_db_pool_connections', { state: 'idle' });
-    // Nothing runs between requests; PostgreSQL keeps the connections it opened.
+    // Reads ran on every backend (PostgreSQL keeps the connections it opened).
+    const pool = testBackend === 'postgres' ? 'reads' : 'shared';
+    const inUse = metrics.value('inkwell_db_pool_connections', { pool, state: 'in_use' });
+    const idle = metrics.value('inkwell_db_pool_connections', { pool, state: 'idle' });
+    // Nothing runs between requests.
     expect(inUse).toBe(0);
     expect(idle).toBeGreaterThanOrEqual(1);
-    expect(inUse + idle).toBeLessThanOrEqual(metrics.value('inkwell_db_pool_max'));
-    expect(metrics.value('inkwell_db_pool_waiting')).toBe(0);
+    expect(inUse + idle).toBeLessThanOrEqual(metrics.value('inkwell_db_pool_max', { pool }));
+    expect(metrics.value('inkwell_db_pool_waiting', { pool })).toBe(0);
   });
 
   it('belong to one app: another app in the same process counts its own', async () => {

@@ -10,7 +10,8 @@ import { freshDatabase } from './instances.js';
  * Named statements on PostgreSQL (src/db/statement-names.ts, src/db/postgres-pool.ts):
  * each connection prepares a read once; a prepared statement a migration made stale is
  * sent again unnamed, so no request fails for it; with the setting off nothing is
- * prepared. One connection per pool, so every statement meets the same server session.
+ * prepared. Pools of one connection: reads meet one server session, transactions
+ * another (src/db/postgres-pool.ts keeps reads and writes apart).
  */
 let database: { url: string; drop(): Promise<void> };
 const handles: Db[] = [];
@@ -20,8 +21,8 @@ const open = (preparedStatements: boolean) => {
   handles.push(db);
   return db;
 };
-const prepared = async (db: Db) =>
-  (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db.kysely)).rows.map((r) => r.statement);
+const prepared = async (handle: Db['kysely']) =>
+  (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(handle)).rows.map((r) => r.statement);
 const backendPid = async (db: Db) => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db.kysely)).rows[0]!.pid;
 const usersById = (db: Db, id: string) => db.kysely.selectFrom('users').selectAll().where('id', '=', id).execute();
 
@@ -40,11 +41,13 @@ describe('prepared statements on PostgreSQL', () => {
     const db = open(true);
     await usersById(db, 'nobody');
     await usersById(db, 'still nobody');
-    const statements = await prepared(db);
+    const statements = await prepared(db.kysely);
     expect(statements.filter((s) => s.includes('from "users" where "id" = $1'))).toHaveLength(1);
-    // The statement that lists them was prepared too; transaction control never is.
+    // A transaction's statements are prepared on its connection; transaction control never is.
     await db.kysely.transaction().execute(async (tx) => void (await tx.selectFrom('books').select('id').execute()));
-    expect((await prepared(db)).some((s) => /^\s*(begin|commit)/i.test(s))).toBe(false);
+    const inTransactions = await db.kysely.transaction().execute((tx) => prepared(tx));
+    expect(inTransactions.filter((s) => s.includes('from "books"'))).toHaveLength(1);
+    expect(inTransactions.some((s) => /^\s*(begin|commit)/i.test(s))).toBe(false);
   });
 
   it('a statement a migration made stale is sent again unnamed: the caller gets its rows', async () => {
@@ -60,17 +63,18 @@ describe('prepared statements on PostgreSQL', () => {
     // That connection was closed on release; the next one prepares the new shape.
     expect(await backendPid(db)).not.toBe(before);
     expect(await books()).toHaveLength(1);
-    expect((await prepared(db)).filter((s) => s.includes('from "books"'))).toHaveLength(1);
+    expect((await prepared(db.kysely)).filter((s) => s.includes('from "books"'))).toHaveLength(1);
     await sql`alter table books drop column shelf`.execute(open(false).kysely);
   });
 
   it('inside a transaction the stale statement fails the transaction, and the next one works', async () => {
     const db = open(true);
     const titles = (handle: Pick<Db['kysely'], 'selectFrom'>) => handle.selectFrom('books').selectAll().where('year', '>', 0).execute();
-    await titles(db.kysely);
+    await db.kysely.transaction().execute((tx) => titles(tx)); // prepared on the transactions' connection
     await sql`alter table books add column edition int`.execute(open(false).kysely);
     await expect(db.kysely.transaction().execute((tx) => titles(tx))).rejects.toMatchObject({ code: '0A000' });
-    expect((await titles(db.kysely)).every((b) => 'edition' in b)).toBe(true);
+    // That connection was closed on release: the next transaction prepares the new shape.
+    expect((await db.kysely.transaction().execute((tx) => titles(tx))).every((b) => 'edition' in b)).toBe(true);
     await sql`alter table books drop column edition`.execute(open(false).kysely);
   });
 
@@ -79,7 +83,7 @@ describe('prepared statements on PostgreSQL', () => {
     const ids = (n: number) => Array.from({ length: n }, (_, i) => `u-${i}`);
     await db.kysely.selectFrom('users').select('id').where('id', 'in', ids(MAX_NAMED_PARAMETERS)).execute();
     await db.kysely.selectFrom('users').select('id').where('id', 'in', ids(MAX_NAMED_PARAMETERS + 1)).execute();
-    const lists = (await prepared(db)).filter((s) => s.startsWith('select "id" from "users" where "id" in'));
+    const lists = (await prepared(db.kysely)).filter((s) => s.startsWith('select "id" from "users" where "id" in'));
     expect(lists.map((s) => s.split('$').length - 1)).toEqual([MAX_NAMED_PARAMETERS]);
   });
 
@@ -92,7 +96,7 @@ describe('prepared statements on PostgreSQL', () => {
   it('with DATABASE_PREPARED_STATEMENTS=off nothing is prepared', async () => {
     const db = open(false);
     await usersById(db, 'nobody');
-    expect(await prepared(db)).toEqual([]);
+    expect(await prepared(db.kysely)).toEqual([]);
   });
 });
 

@@ -108,6 +108,37 @@ describe('statements that run long', () => {
     for (const { answer } of after) expect(answer.body.data?.books).toHaveLength(5);
   });
 
+  it('writes held by a lock leave reads their connections: a read after three times the pool in writes is answered at once', async () => {
+    const locker = new pg.Client({ connectionString: databaseUrl });
+    await locker.connect();
+    let settled = 0;
+    let writes: Promise<Timed>[] = [];
+    try {
+      await locker.query('begin');
+      // EXCLUSIVE: plain selects still run; every insert waits (as every commit does while the disk stalls).
+      await locker.query('lock table books in exclusive mode');
+      writes = Array.from({ length: 3 * POOL }, (_, i) =>
+        timed(() => instance.gql('mutation ($t: String!) { addBook(title: $t, author: "Held") { id } }', { t: `held ${i}` }, { headers: editor, ip: randomIp() })).finally(
+          () => settled++,
+        ),
+      );
+      // Every writer's connection waits on the lock; the other writes wait for one of them.
+      await eventually(async () => (await query(databaseUrl, "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into \"books\"%'")).rows[0].n === POOL, 10_000, 'the writers to wait on the lock');
+
+      const answer = await timed(() => instance.gql(read, undefined, { ip: randomIp() }));
+      expect(answer.answer.body.data?.books).toHaveLength(5);
+      expect(settled).toBe(0); // answered while every write still waited
+    } finally {
+      await locker.query('commit').catch(() => {});
+      await locker.end();
+    }
+    // Released: each write is either added or (if it waited past the statement timeout) a clean failure.
+    for (const write of await Promise.all(writes)) {
+      if (write.answer.body.errors) expectCleanFailure(write);
+      else expect(write.answer.body.data?.addBook.id).toEqual(expect.any(String));
+    }
+  });
+
   it('pg_sleep: PostgreSQL cancels the statement after the timeout; the connection is reused', async () => {
     const db = connectDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 2, statementTimeoutMs: 500 });
     try {
