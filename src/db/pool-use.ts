@@ -2,10 +2,10 @@ import type { DatabaseConnection, Dialect, Driver, TransactionSettings } from 'k
 
 /**
  * How the database's connections are used, for the metrics (README, "Observability").
- * PostgreSQL's two pools (reads; writes and transactions) count their own; SQLite has one connection, which Kysely's driver
- * lends to one query or transaction at a time, so its "pool" is that connection and
- * the queue of queries waiting for it — counted here by wrapping the driver's
- * acquire and release (nothing per statement).
+ * PostgreSQL's two pools (reads; writes and transactions) count their own; SQLite has
+ * one connection, which Kysely's driver lends to one query or transaction at a time, so
+ * its "pool" is that connection and the queue of queries waiting for it — counted here
+ * by wrapping the driver's acquire and release (nothing per statement).
  */
 export interface PoolUse {
   /** PostgreSQL: `reads` or `writes` (src/db/postgres-pool.ts); SQLite: `shared`, its one connection. */
