@@ -96,13 +96,8 @@ export class Checkpoints {
   }
 }
 
-/**
- * How long after a write its checkpoint runs; the writes meanwhile join it. Each time a
- * checkpoint has copied every frame, the next write starts the WAL over and fsyncs its
- * header on the event loop, where a stalled disk stops every request: at 100 ms the WAL
- * restarted 5–7 times a second under 1,000 req/s, at 1 s less than once (docs/decisions.md).
- */
-export const CHECKPOINT_DELAY_MS = 1000;
+/** How long after a write its checkpoint runs; the writes meanwhile join it. */
+export const CHECKPOINT_DELAY_MS = 100;
 const SQLITE_DEFAULT_AUTOCHECKPOINT = 1000;
 /** A WAL this long is started over, and its file cut back to it (SQLite's own threshold is ~4 MiB, 1,000 pages). */
 const WAL_LIMIT_BYTES = 16 * 1024 * 1024;
