@@ -102,8 +102,7 @@ async function main() {
       const signedIn = await signIn(service.url, [...accounts, ...editors]);
       if (reference) {
         const databaseUrl = target.kind === 'sqlite' ? `file:${target.file}` : target.url;
-        // As in run.mjs: Inkwell's two pools' connections (reads; writes) in the reference's one.
-        loaded = await startReference({ databaseUrl, issuer, nodeArgs: profile, env: target.kind === 'postgres' ? { DATABASE_POOL_SIZE: '20' } : {} });
+        loaded = await startReference({ databaseUrl, issuer, nodeArgs: profile });
       }
       const tokens = signedIn.slice(0, accounts.length);
       const writers = {

@@ -35,7 +35,7 @@ import { startService } from '../lib/service.mjs';
 import { formatTables } from '../lib/table.mjs';
 import { insertUsersAndPosts } from '../postgres/seed.mjs';
 import { missingServers, query, startPostgres, startRedis } from '../postgres/servers.mjs';
-import { startReference } from '../reference/start.mjs';
+import { REFERENCE_POOL_SIZE, startReference } from '../reference/start.mjs';
 import { copySqliteDatabase, prepareAccounts, prepareEditors, tokenKeeper } from './accounts.mjs';
 import { drawWeights, READ_SHAPES, readShares, seededRandom, WRITE_KINDS } from './mix.mjs';
 import { checkParity, sameAnswer } from './parity.mjs';
@@ -79,8 +79,6 @@ const BACKENDS_TARGET = 0.6;
 
 const CACHE_LABEL = { on: 'response cache on', off: 'response cache off; entity caches on' };
 const CACHE_ENV = { on: {}, off: { RESPONSE_CACHE_MB: '0' } };
-/** Inkwell's DATABASE_POOL_SIZE (its default), connections for reads and as many for writes. */
-const INKWELL_POOL_SIZE = 10;
 
 /** `ctx` from bench/run.mjs ({ only, load, env, … }); returns table rows. */
 export async function runMixed(ctx = {}) {
@@ -110,9 +108,7 @@ export async function runMixed(ctx = {}) {
       if (name !== 'sqlite' && name !== 'postgres') throw new Error(`BENCH_MIXED_DBS: unknown database ${name}`);
       log(`${name}: preparing the data (${instances.length + 1} copies)`);
       const backend = name === 'sqlite' ? await prepareSqlite(cleanups, instances) : await preparePostgres(cleanups, instances);
-      // The same connections as Inkwell's two pools (reads; writes) of DATABASE_POOL_SIZE (10), in its one pool.
-      const referenceEnv = name === 'postgres' ? { DATABASE_POOL_SIZE: String(2 * INKWELL_POOL_SIZE) } : {};
-      backend.reference = await startReference({ databaseUrl: backend.copies.reference.url, issuer: ISSUER, env: referenceEnv });
+      backend.reference = await startReference({ databaseUrl: backend.copies.reference.url, issuer: ISSUER });
       cleanups.push(() => backend.reference.stop());
       backend.inkwells = {};
       for (const instance of instances) {
@@ -494,7 +490,7 @@ function footnotesFor(mixes, weights, baselineNotes) {
       'the post(id) cache (row and like count; in process on SQLite, in Redis on PostgreSQL), shared reads (concurrent requests share one statement per turn), ' +
       'the session memo (SQLite only), the verified-token memo and the parsed-document cache (64 MiB; an operation compiled on its tenth execution). ' +
       "The reference has Mercurius's compiled-document cache (1,024) and per-request DataLoaders only; it verifies every token and reads every session. " +
-      `On PostgreSQL each has ${2 * INKWELL_POOL_SIZE} connections: Inkwell two pools of ${INKWELL_POOL_SIZE} (reads; writes and transactions), the reference one pool.`,
+      `On PostgreSQL each has ${REFERENCE_POOL_SIZE} connections: Inkwell two pools of ${REFERENCE_POOL_SIZE / 2} (reads; writes and transactions), the reference one pool.`,
     `Reads (${percent(1 - SIGNED_IN)} anonymous over post, user, posts; ${percent(SIGNED_IN)} signed in over all five): standard ${shares(undefined)}.`,
   ];
   if (mixes.includes('weights')) notes.push(`weights (seed ${SEED}, BENCH_SEED=${SEED} repeats it): ${shares(weights)}.`);

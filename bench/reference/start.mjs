@@ -4,6 +4,11 @@ import { forkTracked, stopChild } from '../lib/children.mjs';
 import { BENCH_AUTH_SECRET, ROOT, freePort, waitUntilReady } from '../lib/service.mjs';
 
 const SERVER = fileURLToPath(new URL('./server.mjs', import.meta.url));
+/**
+ * The reference's PostgreSQL connections: as many as Inkwell's two pools of its default
+ * DATABASE_POOL_SIZE (10 for reads, 10 for writes), in its one pool.
+ */
+export const REFERENCE_POOL_SIZE = 20;
 
 /** databaseUrl: `file:…` or `postgres://…`; issuer: the PUBLIC_URL Inkwell signs its tokens with. */
 export async function startReference({ databaseUrl, issuer, env = {}, nodeArgs = [], readyTimeoutMs = 30_000 }) {
@@ -19,6 +24,7 @@ export async function startReference({ databaseUrl, issuer, env = {}, nodeArgs =
       DATABASE_URL: databaseUrl,
       AUTH_SECRET: BENCH_AUTH_SECRET,
       PUBLIC_URL: issuer,
+      DATABASE_POOL_SIZE: String(REFERENCE_POOL_SIZE),
       ...env,
     },
     execArgv: nodeArgs,
