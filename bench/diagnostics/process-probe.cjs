@@ -12,7 +12,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { PerformanceObserver, monitorEventLoopDelay } = require('node:perf_hooks');
 // An ES module, loaded with require (Node ≥ 20.19): the bench's own reading of /proc.
-const { procStat } = require('../lib/cpu.mjs');
+const { machineTicks, procStat } = require('../lib/cpu.mjs');
 
 const url = process.env.DATABASE_URL ?? '';
 const file = url.startsWith('file:') ? url.slice('file:'.length) : null;
@@ -38,10 +38,10 @@ function threads() {
   return out;
 }
 
-/** The machine's busy (user, nice, system, softirq) and idle (idle, iowait) ticks so far. */
+/** The machine's busy and idle ticks so far (bench/lib/cpu.mjs). */
 function machine() {
-  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
-  return [f[0] + f[1] + f[2] + f[5] + f[6], f[3] + f[4]];
+  const { busy, idle } = machineTicks();
+  return [busy, idle];
 }
 
 setInterval(() => {

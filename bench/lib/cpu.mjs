@@ -34,12 +34,17 @@ export function cpuMsOf(pid) {
   }
 }
 
+/** The whole machine's clock ticks so far (all cores): busy (steal included) and idle (iowait included). */
+export function machineTicks() {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return { busy: user + nice + system + irq + softirq + (steal || 0), idle: idle + iowait };
+}
+
 /** Milliseconds of CPU the whole machine has been busy (all cores, steal included), or undefined. */
 export function machineBusyMs() {
   try {
-    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
-    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-    return ((user + nice + system + irq + softirq + (steal || 0)) * 1000) / clockTicks();
+    return (machineTicks().busy * 1000) / clockTicks();
   } catch {
     return undefined;
   }
