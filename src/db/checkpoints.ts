@@ -11,12 +11,12 @@ import type SQLite from 'better-sqlite3';
  * `delayMs` later and says so, and the next write asks again. An idle service wakes nothing.
  * If the thread fails, the serving connection checkpoints as before.
  *
- * SQLite starts the WAL over only at a write that finds every frame copied, which under
- * steady writes never happens: writes land during each of the thread's checkpoints. So
- * once the thread reports a WAL of `walLimitBytes` or more, the serving connection copies
- * the few frames since itself; its next write then starts the WAL over, and SQLite's
- * `journal_size_limit` cuts the file back to that size (docs/decisions.md, "SQLite's
- * checkpoints in a thread").
+ * SQLite starts the WAL over at a write that finds every frame copied, and fsyncs its
+ * header then, on the event loop. The thread holds a read of the WAL between its
+ * checkpoints, which keeps SQLite from doing so, until the WAL reaches `walLimitBytes`:
+ * then it lets go, the serving connection copies the few frames since itself, its next
+ * write starts the WAL over, and SQLite's `journal_size_limit` cuts the file back to that
+ * size (docs/decisions.md, "SQLite's checkpoints in a thread").
  */
 export class Checkpoints {
   private worker: Worker | undefined;
@@ -72,7 +72,7 @@ export class Checkpoints {
   }
 
   private start(): Worker {
-    const worker = new Worker(WORKER, { workerData: { file: this.file, delayMs: this.delayMs } });
+    const worker = new Worker(WORKER, { workerData: { file: this.file, delayMs: this.delayMs, restartFrames: this.restartFrames } });
     // Never what keeps the process alive; close() ends it.
     worker.unref();
     // 'ready', or the frames in the WAL when a checkpoint has copied them all.

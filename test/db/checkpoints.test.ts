@@ -47,6 +47,18 @@ function rowsInFileAlone(file: string): number {
   }
 }
 
+/** The WAL header's checkpoint sequence (bytes 12–15): SQLite adds one each time it starts the WAL over. */
+function walSequence(file: string): number {
+  const header = Buffer.alloc(16);
+  const fd = openSync(`${file}-wal`, 'r');
+  try {
+    readSync(fd, header, 0, 16, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return header.readUInt32BE(12);
+}
+
 /** Lets the current event-loop turn end (the external-change poll answers once per turn). */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -132,27 +144,16 @@ describe('a WAL under steady writes', () => {
     };
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const walBytes = () => statSync(`${file}-wal`).size;
-    // The WAL header's checkpoint sequence (bytes 12–15): SQLite adds one each time it starts the WAL over.
-    const walSequence = () => {
-      const header = Buffer.alloc(16);
-      const fd = openSync(`${file}-wal`, 'r');
-      try {
-        readSync(fd, header, 0, 16, 0);
-      } finally {
-        closeSync(fd);
-      }
-      return header.readUInt32BE(12);
-    };
 
     write();
-    const before = walSequence();
+    const before = walSequence(file);
     // ~24 MiB of frames over at least 3 s, a write a millisecond: one lands during each of
     // the thread's checkpoints, so SQLite alone never starts the WAL over.
     for (let i = 0; i < 3000; i++) {
       write();
       await sleep(1);
     }
-    expect(walSequence() - before).toBeGreaterThanOrEqual(2);
+    expect(walSequence(file) - before).toBeGreaterThanOrEqual(2);
     // Once the writes slow down, the file is back within the limit (a write or two past it at most).
     await expect
       .poll(
@@ -165,5 +166,32 @@ describe('a WAL under steady writes', () => {
       )
       .toBeLessThanOrEqual(limit + 3 * (4096 + 24));
     expect(sqlite.prepare('select count(*) from t').pluck().get()).toBeGreaterThan(3000);
+  });
+
+  it('is not started over while short, so the event loop does not fsync its header at a moderate write rate', async () => {
+    const file = join(dir, 'moderate.db');
+    const sqlite = new SQLite(file);
+    closing.push(() => sqlite.close());
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.exec('create table t (id integer primary key, v text)');
+    const checkpoints = new Checkpoints(sqlite, file, 5);
+    closing.unshift(() => checkpoints.close());
+    const insert = sqlite.prepare('insert into t (v) values (?)');
+    const write = (i: number) => {
+      checkpoints.wrote();
+      insert.run(`row ${i}`);
+    };
+    write(0);
+    const before = walSequence(file);
+    // A write every 40 ms: each finds the previous one's checkpoint done, every frame copied,
+    // which alone would start the WAL over (and fsync it) at each write.
+    for (let i = 1; i <= 40; i++) {
+      write(i);
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }
+    expect(walSequence(file) - before).toBe(0);
+    // The checkpoints still copy every commit into the file.
+    await expect.poll(() => rowsInFileAlone(file), { timeout: 10_000 }).toBe(41);
   });
 });
