@@ -124,24 +124,31 @@ describe('WAL checkpoints in a worker thread', () => {
   });
 });
 
+/** A WAL-mode file with one table `t (id, v)`, its checkpoints on the thread, and a write that says so first. */
+function walWithCheckpoints(name: string, delayMs: number, walLimitBytes?: number) {
+  const file = join(dir, name);
+  const sqlite = new SQLite(file);
+  closing.push(() => sqlite.close());
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.exec('create table t (id integer primary key, v)');
+  const checkpoints = new Checkpoints(sqlite, file, delayMs, walLimitBytes);
+  closing.unshift(() => checkpoints.close());
+  const insert = sqlite.prepare('insert into t (v) values (?)');
+  const write = (value: unknown) => {
+    checkpoints.wrote();
+    insert.run(value);
+  };
+  return { file, sqlite, write };
+}
+
 describe('a WAL under steady writes', () => {
   it('is started over once long, and its file cut back, instead of growing with every write', async () => {
-    const file = join(dir, 'steady.db');
-    const sqlite = new SQLite(file);
-    closing.push(() => sqlite.close());
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    sqlite.exec('create table t (id integer primary key, v blob)');
     // 1 MiB rather than 16, to keep the test short.
     const limit = 1024 * 1024;
-    const checkpoints = new Checkpoints(sqlite, file, 20, limit);
-    closing.unshift(() => checkpoints.close());
-    const insert = sqlite.prepare('insert into t (v) values (?)');
+    const { file, sqlite, write: writeRow } = walWithCheckpoints('steady.db', 20, limit);
     const row = Buffer.alloc(4096, 7);
-    const write = () => {
-      checkpoints.wrote();
-      insert.run(row);
-    };
+    const write = () => writeRow(row);
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const walBytes = () => statSync(`${file}-wal`).size;
 
@@ -169,19 +176,8 @@ describe('a WAL under steady writes', () => {
   });
 
   it('is not started over while short, so the event loop does not fsync its header at a moderate write rate', async () => {
-    const file = join(dir, 'moderate.db');
-    const sqlite = new SQLite(file);
-    closing.push(() => sqlite.close());
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    sqlite.exec('create table t (id integer primary key, v text)');
-    const checkpoints = new Checkpoints(sqlite, file, 5);
-    closing.unshift(() => checkpoints.close());
-    const insert = sqlite.prepare('insert into t (v) values (?)');
-    const write = (i: number) => {
-      checkpoints.wrote();
-      insert.run(`row ${i}`);
-    };
+    const { file, write: writeRow } = walWithCheckpoints('moderate.db', 5);
+    const write = (i: number) => writeRow(`row ${i}`);
     write(0);
     const before = walSequence(file);
     // A write every 40 ms: each finds the previous one's checkpoint done, every frame copied,
