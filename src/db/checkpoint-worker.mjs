@@ -39,11 +39,16 @@ parentPort.on('message', (message) => {
 function run() {
   let frames = 0;
   try {
-    // Held already: a newer snapshot only if there are frames past it (one taken when every
-    // frame is copied reads the database file alone, and would not keep the WAL either).
-    if (held < 0 || pastHeld()) holdNewer();
+    // Held already: a checkpoint copies up to that snapshot, and a newer one is taken only if
+    // there are frames past it (one taken when every frame is copied reads the database file
+    // alone, and would not keep the WAL either); the checkpoint then copies up to the newer.
+    let result = held < 0 ? undefined : checkpoint.get();
+    if (!result || result.log > result.checkpointed) {
+      holdNewer();
+      result = checkpoint.get();
+    }
     // Frames a reader's snapshot still needs stay in the WAL: tried again until all are copied.
-    const { log, checkpointed } = checkpoint.get();
+    const { log, checkpointed } = result;
     if (checkpointed < log) return void (timer = setTimeout(run, workerData.delayMs));
     frames = log;
     // Long enough: the next write may start the WAL over (src/db/checkpoints.ts).
@@ -53,12 +58,6 @@ function run() {
   }
   // Done: the frames the WAL held, all copied (src/db/checkpoints.ts starts a long WAL over).
   parentPort.postMessage(frames);
-}
-
-/** There are frames past the held snapshot: a checkpoint now copies up to it, and says. */
-function pastHeld() {
-  const { log, checkpointed } = checkpoint.get();
-  return log > checkpointed;
 }
 
 /** A snapshot of the WAL as it is now, held by the other connection, and the older one let go. */
