@@ -33,7 +33,11 @@ let pending: Promise<string> | undefined;
 
 /** The absolute path of a built entry point, e.g. `main` or `cli/user-role`. */
 export async function builtEntry(name: string): Promise<string> {
-  pending ??= buildOnce();
+  // A failed build is not kept: the next test of this worker tries again.
+  pending ??= buildOnce().catch((error: unknown) => {
+    pending = undefined;
+    throw error;
+  });
   return join(await pending, `${name}.js`);
 }
 
@@ -58,7 +62,8 @@ async function buildOnce(): Promise<string> {
     return waitFor(target, lock);
   }
   try {
-    return await buildInto(target, files);
+    // Another worker may have built it and let go of the lock since the check above.
+    return existsSync(target) ? target : await buildInto(target, files);
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }
@@ -97,7 +102,13 @@ async function buildInto(target: string, files: string[]): Promise<string> {
     mkdirSync(dirname(to), { recursive: true });
     copyFileSync(file, to);
   }
-  renameSync(scratch, target);
+  try {
+    renameSync(scratch, target);
+  } catch (error) {
+    // Built meanwhile by a worker that took over a lock it judged stale: use that one.
+    rmSync(scratch, { recursive: true, force: true });
+    if (!existsSync(target)) throw error;
+  }
   for (const old of readdirSync(BUILDS).filter((name) => name.startsWith(PREFIX) && !name.startsWith(basename(target)))) {
     rmSync(join(BUILDS, old), { recursive: true, force: true });
   }
