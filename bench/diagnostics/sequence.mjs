@@ -1,0 +1,77 @@
+// A diagnostic, not a measurement: one SQLite service given a sequence of the mixed bench's
+// traffic, closed loop or at a fixed rate, printing for each step its req/s, CPU µs per
+// request, the client's latencies, and how many requests the service's own histogram
+// (inkwell_request_duration_seconds: from Fastify's request to the response's end) timed
+// over 50 and 100 ms. It reproduces in ~5 minutes a state that the full bench reaches
+// after ~35 (bench/results/fixed-rate.md, "Eighth and ninth runs"):
+//
+//   npm run build && SEQUENCE=standard:0,standard:10,weights:0,weights:10,literal:0,literal:0,literal:10,literal:10,writes:10,writes:10,writes-only,writes-only,writes-only,writes-only@2100,writes-only@2100 \
+//     node bench/diagnostics/sequence.mjs [--env=NAME=VALUE ...]
+//
+// A step is `mix[:writes %][@rate]`, mixes as in bench/mixed/mix.mjs; with @rate it is sent
+// open loop at that many requests per second. --env=NODE_OPTIONS=--require=…/process-probe.cjs
+// adds the per-thread probe beside it.
+import { readFileSync } from 'node:fs';
+import { installCleanup } from '../lib/children.mjs';
+import { createBenchDatabase } from '../lib/seed.mjs';
+import { startService } from '../lib/service.mjs';
+import { prepareAccounts, prepareEditors, signIn } from '../mixed/accounts.mjs';
+import { drawWeights } from '../mixed/mix.mjs';
+import { runTraffic } from '../mixed/traffic.mjs';
+
+const METRICS_TOKEN = 'bench-metrics-token';
+
+async function main() {
+  installCleanup();
+  const env = { METRICS_TOKEN, PUBLIC_URL: 'http://inkwell.bench' };
+  for (const arg of process.argv.slice(2).filter((a) => a.startsWith('--env='))) {
+    const [name, ...value] = arg.slice('--env='.length).split('=');
+    env[name] = value.join('=');
+  }
+  const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
+  const target = { kind: 'sqlite', file: db.dbFile };
+  const { accounts, draftIds } = await prepareAccounts(target, { count: 40 });
+  const editors = await prepareEditors(target, { count: 10, from: 40 });
+  const data = { userIds: db.userIds, postIds: [...draftIds, ...db.postIds], writablePostIds: db.postIds, draftIds };
+  const service = await startService({ dbFile: db.dbFile, env });
+  try {
+    const signedIn = await signIn(service.url, [...accounts, ...editors]);
+    const tokens = signedIn.slice(0, accounts.length);
+    const writers = {
+      users: accounts.map((a, i) => ({ token: tokens[i], id: a.userId })),
+      editors: editors.map((e, i) => ({ token: signedIn[accounts.length + i], id: e.userId, postIds: e.postIds })),
+    };
+    for (const step of (process.env.SEQUENCE ?? 'writes-only,writes-only@2000').split(',')) {
+      const [mixAndWrites, rate] = step.split('@');
+      const [kind, writesText] = mixAndWrites.split(':');
+      const writes = kind === 'writes-only' ? 100 : Number(writesText ?? (kind === 'writes' ? 10 : 0));
+      const weights = kind === 'weights' ? drawWeights(Number(process.env.BENCH_SEED ?? 1)) : undefined;
+      const before = await slowCounts(service.url);
+      const r = await runTraffic({ url: service.graphqlUrl, data, tokens, writers, kind, weights, writeShare: writes / 100, serverPid: service.child.pid, rate: rate && Number(rate) });
+      const after = await slowCounts(service.url);
+      console.log(
+        `${step}: ${Math.round(r.rps)} req/s, ${Math.round(r.serverCpuUsPerReq)} µs/req; client p50 ${r.p50}, p90 ${r.p90}, p99 ${r.p99}, max ${r.max} ms; ` +
+          `the service's own over 50 ms ${after.over50 - before.over50}, over 100 ms ${after.over100 - before.over100}, of ${after.all - before.all}; RSS ${rssMb(service.child.pid)} MB`,
+      );
+    }
+  } finally {
+    await service.stop();
+    db.remove();
+  }
+}
+
+/** Requests the service timed, and those over 50 and 100 ms, from its histogram's buckets. */
+async function slowCounts(url) {
+  const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  const upTo = (le) =>
+    [...text.matchAll(new RegExp(`inkwell_request_duration_seconds_bucket\\{[^}]*le="${le}"[^}]*\\} (\\d+)`, 'g'))].reduce((sum, m) => sum + Number(m[1]), 0);
+  const all = upTo('\\+Inf');
+  return { all, over50: all - upTo('0.05'), over100: all - upTo('0.1') };
+}
+
+const rssMb = (pid) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1e3);
+
+main().catch((error) => {
+  console.error(`[sequence] crashed: ${error?.stack ?? error}`);
+  process.exit(1);
+});
