@@ -2,7 +2,7 @@
 // traffic, closed loop or at a fixed rate, printing for each step its req/s, CPU µs per
 // request, the client's latencies, and how many requests the service's own histogram
 // (inkwell_request_duration_seconds: from Fastify's request to the response's end) timed
-// over 50 and 100 ms. It reproduces in ~5 minutes a state that the full bench reaches
+// over 25, 50 and 100 ms. It reproduces in ~5 minutes a state that the full bench reaches
 // after ~35 (bench/results/fixed-rate.md, "Eighth and ninth runs"):
 //
 //   npm run build && SEQUENCE=standard:0,standard:10,weights:0,weights:10,literal:0,literal:0,literal:10,literal:10,writes:10,writes:10,writes-only,writes-only,writes-only,writes-only@2100,writes-only@2100 \
@@ -51,7 +51,7 @@ async function main() {
       const after = await slowCounts(service.url);
       console.log(
         `${step}: ${Math.round(r.rps)} req/s, ${Math.round(r.serverCpuUsPerReq)} µs/req; client p50 ${r.p50}, p90 ${r.p90}, p99 ${r.p99}, max ${r.max} ms; ` +
-          `the service's own over 50 ms ${after.over50 - before.over50}, over 100 ms ${after.over100 - before.over100}, of ${after.all - before.all}; RSS ${rssMb(service.child.pid)} MB`,
+          `the service's own over 25 ms ${after.over25 - before.over25}, over 50 ms ${after.over50 - before.over50}, over 100 ms ${after.over100 - before.over100}, of ${after.all - before.all}; RSS ${rssMb(service.child.pid)} MB`,
       );
     }
   } finally {
@@ -60,13 +60,13 @@ async function main() {
   }
 }
 
-/** Requests the service timed, and those over 50 and 100 ms, from its histogram's buckets. */
+/** Requests the service timed, and those over 25, 50 and 100 ms, from its histogram's buckets. */
 async function slowCounts(url) {
   const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
   const upTo = (le) =>
     [...text.matchAll(new RegExp(`inkwell_request_duration_seconds_bucket\\{[^}]*le="${le}"[^}]*\\} (\\d+)`, 'g'))].reduce((sum, m) => sum + Number(m[1]), 0);
   const all = upTo('\\+Inf');
-  return { all, over50: all - upTo('0.05'), over100: all - upTo('0.1') };
+  return { all, over25: all - upTo('0.025'), over50: all - upTo('0.05'), over100: all - upTo('0.1') };
 }
 
 const rssMb = (pid) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1e3);
