@@ -6,12 +6,13 @@
 // after ~35 (bench/results/fixed-rate.md, "Eighth and ninth runs"):
 //
 //   npm run build && SEQUENCE=standard:0,standard:10,weights:0,weights:10,literal:0,literal:0,literal:10,literal:10,writes:10,writes:10,writes-only,writes-only,writes-only,writes-only@2100,writes-only@2100 \
-//     node bench/diagnostics/sequence.mjs [--env=NAME=VALUE ...]
+//     node bench/diagnostics/sequence.mjs [--env=NAME=VALUE ...] [--node-arg=FLAG ...]
 //
 // A step is `mix[:writes %][@rate]`, mixes as in bench/mixed/mix.mjs; with @rate it is sent
 // open loop at that many requests per second. --env=NODE_OPTIONS=--require=…/process-probe.cjs
-// adds the per-thread probe beside it.
-import { readFileSync } from 'node:fs';
+// adds the per-thread probe beside it; --node-arg=--trace-gc (or any flag NODE_OPTIONS refuses)
+// goes to the service's node.
+import { readFileSync, statSync } from 'node:fs';
 import { installCleanup } from '../lib/children.mjs';
 import { createBenchDatabase } from '../lib/seed.mjs';
 import { startService } from '../lib/service.mjs';
@@ -33,7 +34,8 @@ async function main() {
   const { accounts, draftIds } = await prepareAccounts(target, { count: 40 });
   const editors = await prepareEditors(target, { count: 10, from: 40 });
   const data = { userIds: db.userIds, postIds: [...draftIds, ...db.postIds], writablePostIds: db.postIds, draftIds };
-  const service = await startService({ dbFile: db.dbFile, env });
+  const nodeArgs = process.argv.slice(2).filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
+  const service = await startService({ dbFile: db.dbFile, env, nodeArgs });
   try {
     const signedIn = await signIn(service.url, [...accounts, ...editors]);
     const tokens = signedIn.slice(0, accounts.length);
@@ -47,11 +49,15 @@ async function main() {
       const writes = kind === 'writes-only' ? 100 : Number(writesText ?? (kind === 'writes' ? 10 : 0));
       const weights = kind === 'weights' ? drawWeights(Number(process.env.BENCH_SEED ?? 1)) : undefined;
       const before = await slowCounts(service.url);
+      const started = Date.now();
+      let walMax = 0;
+      const walPoll = setInterval(() => (walMax = Math.max(walMax, walBytes(db.dbFile))), 20);
       const r = await runTraffic({ url: service.graphqlUrl, data, tokens, writers, kind, weights, writeShare: writes / 100, serverPid: service.child.pid, rate: rate && Number(rate) });
+      clearInterval(walPoll);
       const after = await slowCounts(service.url);
       console.log(
         `${step}: ${Math.round(r.rps)} req/s, ${Math.round(r.serverCpuUsPerReq)} µs/req; client p50 ${r.p50}, p90 ${r.p90}, p99 ${r.p99}, max ${r.max} ms; ` +
-          `the service's own over 25 ms ${after.over25 - before.over25}, over 50 ms ${after.over50 - before.over50}, over 100 ms ${after.over100 - before.over100}, of ${after.all - before.all}; RSS ${rssMb(service.child.pid)} MB`,
+          `the service's own over 25 ms ${after.over25 - before.over25}, over 50 ms ${after.over50 - before.over50}, over 100 ms ${after.over100 - before.over100}, of ${after.all - before.all}; RSS ${rssMb(service.child.pid)} MB; WAL up to ${(walMax / 2 ** 20).toFixed(1)} MiB; wall ms ${started}–${Date.now()}`,
       );
     }
   } finally {
@@ -67,6 +73,15 @@ async function slowCounts(url) {
     [...text.matchAll(new RegExp(`inkwell_request_duration_seconds_bucket\\{[^}]*le="${le}"[^}]*\\} (\\d+)`, 'g'))].reduce((sum, m) => sum + Number(m[1]), 0);
   const all = upTo('\\+Inf');
   return { all, over25: all - upTo('0.025'), over50: all - upTo('0.05'), over100: all - upTo('0.1') };
+}
+
+/** The WAL file's size, 0 while there is none. */
+function walBytes(file) {
+  try {
+    return statSync(`${file}-wal`).size;
+  } catch {
+    return 0;
+  }
 }
 
 const rssMb = (pid) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1e3);

@@ -14,7 +14,8 @@ import type SQLite from 'better-sqlite3';
  * SQLite starts the WAL over at a write that finds every frame copied, and fsyncs its
  * header then, on the event loop. The thread holds a read of the WAL between its
  * checkpoints, which keeps SQLite from doing so, until the WAL reaches `walLimitBytes`:
- * then it lets go, the serving connection copies the few frames since itself, its next
+ * then it lets go and copies what was written meanwhile, the serving connection copies the
+ * few frames since itself (two fsyncs on the event loop, once per limit written), its next
  * write starts the WAL over, and SQLite's `journal_size_limit` cuts the file back to that
  * size (docs/decisions.md, "SQLite's checkpoints in a thread").
  */
@@ -99,7 +100,11 @@ export class Checkpoints {
 /** How long after a write its checkpoint runs; the writes meanwhile join it. */
 export const CHECKPOINT_DELAY_MS = 100;
 const SQLITE_DEFAULT_AUTOCHECKPOINT = 1000;
-/** A WAL this long is started over, and its file cut back to it (SQLite's own threshold is ~4 MiB, 1,000 pages). */
-const WAL_LIMIT_BYTES = 16 * 1024 * 1024;
+/**
+ * A WAL this long is started over, and its file cut back to it (SQLite's own threshold is
+ * ~4 MiB, 1,000 pages). Each start-over holds the event loop 13–18 ms: at 16 MiB that was
+ * 4 times a second at 2,100 writes a second (docs/decisions.md, "SQLite's checkpoints in a thread").
+ */
+const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 /** The worker module, next to this one in src/ and in dist/ (scripts/copy-assets.mjs). */
 const WORKER = new URL('./checkpoint-worker.mjs', import.meta.url);
