@@ -103,7 +103,7 @@ const SQLITE_DEFAULT_AUTOCHECKPOINT = 1000;
 /**
  * A WAL this long is started over, and its file cut back to it (SQLite's own threshold is
  * ~4 MiB, 1,000 pages). Each start-over holds the event loop 13–18 ms: at 16 MiB that was
- * 4 times a second at 2,100 writes a second (docs/decisions.md, "SQLite's checkpoints in a thread").
+ * twice a second at 2,100 writes a second (docs/decisions.md, "SQLite's checkpoints in a thread").
  */
 const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 /** The worker module, next to this one in src/ and in dist/ (scripts/copy-assets.mjs). */
