@@ -1,4 +1,4 @@
-// A diagnostic, not a measurement: one SQLite service given a sequence of the mixed bench's
+// A diagnostic, not a measurement: one SQLite (or, with --postgres, PostgreSQL + Redis) service given a sequence of the mixed bench's
 // traffic, closed loop or at a fixed rate, printing for each step its req/s, CPU µs per
 // request, the client's latencies, and how many requests the service's own histogram
 // (inkwell_request_duration_seconds: from Fastify's request to the response's end) timed
@@ -16,6 +16,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { installCleanup } from '../lib/children.mjs';
 import { createBenchDatabase } from '../lib/seed.mjs';
 import { startService } from '../lib/service.mjs';
+import { insertUsersAndPosts } from '../postgres/seed.mjs';
+import { startPostgres, startRedis } from '../postgres/servers.mjs';
 import { prepareAccounts, prepareEditors, signIn } from '../mixed/accounts.mjs';
 import { drawWeights } from '../mixed/mix.mjs';
 import { runTraffic } from '../mixed/traffic.mjs';
@@ -29,13 +31,12 @@ async function main() {
     const [name, ...value] = arg.slice('--env='.length).split('=');
     env[name] = value.join('=');
   }
-  const db = await createBenchDatabase({ users: 100, postsPerUser: 10 });
-  const target = { kind: 'sqlite', file: db.dbFile };
+  const { db, target } = process.argv.includes('--postgres') ? await postgres(env) : await sqlite();
   const { accounts, draftIds } = await prepareAccounts(target, { count: 40 });
   const editors = await prepareEditors(target, { count: 10, from: 40 });
   const data = { userIds: db.userIds, postIds: [...draftIds, ...db.postIds], writablePostIds: db.postIds, draftIds };
   const nodeArgs = process.argv.slice(2).filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
-  const service = await startService({ dbFile: db.dbFile, env, nodeArgs });
+  const service = await startService({ dbFile: db.dbFile ?? 'unused', env, nodeArgs });
   try {
     const signedIn = await signIn(service.url, [...accounts, ...editors]);
     const tokens = signedIn.slice(0, accounts.length);
@@ -59,11 +60,31 @@ async function main() {
         `${step}: ${Math.round(r.rps)} req/s, ${Math.round(r.serverCpuUsPerReq)} µs/req; client p50 ${r.p50}, p90 ${r.p90}, p99 ${r.p99}, max ${r.max} ms; ` +
           `the service's own over 25 ms ${after.over25 - before.over25}, over 50 ms ${after.over50 - before.over50}, over 100 ms ${after.over100 - before.over100}, of ${after.all - before.all}; RSS ${rssMb(service.child.pid)} MB; WAL up to ${(walMax / 2 ** 20).toFixed(1)} MiB; wall ms ${started}–${Date.now()}`,
       );
+      if (r.bursts?.length) console.log(`  over 50 ms, by when due (s: count, max ms): ${r.bursts.map((b) => `${b.at}: ${b.count}, ${b.max}`).join('; ')}`);
     }
   } finally {
     await service.stop();
-    db.remove();
+    await db.remove();
   }
+}
+
+const SHAPE = { users: 100, postsPerUser: 10 };
+
+async function sqlite() {
+  const db = await createBenchDatabase(SHAPE);
+  return { db, target: { kind: 'sqlite', file: db.dbFile } };
+}
+
+/** A throwaway cluster and Redis, as bench/mixed/run.mjs starts them; BENCH_POSTGRES_SETTINGS adds settings (logging, say). */
+async function postgres(env) {
+  const server = await startPostgres();
+  const redis = await startRedis();
+  const url = await server.createDatabase('inkwell_sequence');
+  await (await startService({ dbFile: 'unused', env: { DATABASE_URL: url } })).stop(); // migrates the empty database
+  const seeded = await insertUsersAndPosts(url, SHAPE);
+  Object.assign(env, { DATABASE_URL: url, REDIS_URL: redis.url });
+  const remove = () => Promise.all([server.stop(), redis.stop()]);
+  return { db: { ...seeded, remove }, target: { kind: 'postgres', url } };
 }
 
 /** Requests the service timed, and those over 25, 50 and 100 ms, from its histogram's buckets. */

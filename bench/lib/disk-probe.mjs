@@ -21,11 +21,15 @@ const block = Buffer.alloc(8192, 120);
 let stopping = false;
 let probes = 0;
 const stalls = [];
+/** Every call's time, ms: about 100 a second. */
+const times = [];
 parentPort.once('message', () => (stopping = true));
 const probe = () => {
   if (stopping) {
     fs.closeSync(fd);
-    parentPort.postMessage({ probes, stalls });
+    times.sort((a, b) => a - b);
+    const at = (q) => Math.round((times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0) * 10) / 10;
+    parentPort.postMessage({ probes, stalls, p50: at(0.5), p99: at(0.99) });
     return;
   }
   const start = performance.now();
@@ -33,13 +37,14 @@ const probe = () => {
   fs.fdatasyncSync(fd);
   const took = performance.now() - start;
   probes++;
+  times.push(took);
   if (took > workerData.stallMs) stalls.push(Math.round(took));
   setTimeout(probe, 10);
 };
 probe();
 `;
 
-/** Starts probing; `stop()` resolves with { probes, stalls: [ms of each call over STALL_MS] }. */
+/** Starts probing; `stop()` resolves with { probes, stalls: [ms of each call over STALL_MS], p50, p99 (ms of a call) }. */
 export function startDiskProbe() {
   const dir = mkdtempSync(join(tmpdir(), 'inkwell-disk-probe-'));
   const worker = new Worker(PROBE, { eval: true, workerData: { file: join(dir, 'probe.dat'), stallMs: STALL_MS } });
@@ -56,8 +61,12 @@ export function startDiskProbe() {
   };
 }
 
-/** "2 fdatasync over 50 ms (longest 162 ms)", or "no fdatasync over 50 ms". */
-export function describeStalls({ stalls }) {
-  if (stalls.length === 0) return `no fdatasync over ${STALL_MS} ms`;
-  return `${stalls.length} fdatasync over ${STALL_MS} ms (longest ${Math.max(...stalls)} ms)`;
+/**
+ * "fdatasync p50 0.9, p99 21 ms, 2 over 50 ms (longest 162 ms)": a commit on PostgreSQL
+ * waits at least one such call, and a busy one the call under way before its own.
+ */
+export function describeStalls({ stalls, p50, p99 }) {
+  const spread = p99 === undefined ? 'fdatasync' : `fdatasync p50 ${p50}, p99 ${p99} ms,`;
+  if (stalls.length === 0) return `${spread} none over ${STALL_MS} ms`;
+  return `${spread} ${stalls.length} over ${STALL_MS} ms (longest ${Math.max(...stalls)} ms)`;
 }

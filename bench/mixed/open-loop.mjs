@@ -24,13 +24,15 @@ const DRAIN_MS = 10_000;
  * `next()` gives { shape, body, headers }; `onResponse(shape, status, body)` sees each
  * answer. Resolves with { rps (answered per second), offered, total, p50, p90, p99, mean,
  * max, lateP99 and lateMax (how late requests left: the generator's own lag), non2xx,
- * errors, timeouts, shapes, duration } once every answer is in or DRAIN_MS have passed.
+ * errors, timeouts, shapes, bursts (when the requests over 50 ms were due), duration } once every answer is in or DRAIN_MS have passed.
  */
 export async function openLoop({ url, rate, duration, next, onResponse, byShape = false }) {
   const target = new URL(url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: SOCKETS, maxFreeSockets: SOCKETS });
   await openSockets(target, agent);
   const latencies = [];
+  /** [due ms since start, latency ms] of the requests over SLOW_MS: when the tail happened. */
+  const slow = [];
   /** How late each request left, ms: the generator's own lag (its GC, the CPU it did not get). */
   const lateness = [];
   const shapes = {};
@@ -55,6 +57,7 @@ export async function openLoop({ url, rate, duration, next, onResponse, byShape 
       finished = true;
       const latency = performance.now() - dueAt;
       latencies.push(latency);
+      if (latency > SLOW_MS) slow.push([dueAt - start, latency]);
       if (byShape) (perShape[shape] ??= []).push(latency);
       if (!ok) errors++;
       else if (status < 200 || status > 299) non2xx++;
@@ -111,11 +114,33 @@ export async function openLoop({ url, rate, duration, next, onResponse, byShape 
     timeouts: count - answered,
     shapes,
     ...(byShape ? { latencies: perShape } : {}),
+    bursts: bursts(slow),
     duration: (lastDue - start) / 1000,
   };
 }
 
 const round = (ms) => Math.round(ms * 10) / 10;
+
+/** Requests over this many ms are located in time (`bursts`). */
+const SLOW_MS = 50;
+const BURST_WINDOW_MS = 250;
+
+/**
+ * The slow requests by when they were due, in windows of BURST_WINDOW_MS:
+ * [{ at (s from the start), count, max (ms) }]. One window holding them all is a stall;
+ * many windows, a queue that formed again and again.
+ */
+function bursts(slow) {
+  const windows = new Map();
+  for (const [due, latency] of slow) {
+    const key = Math.floor(due / BURST_WINDOW_MS);
+    const w = windows.get(key) ?? { at: (key * BURST_WINDOW_MS) / 1000, count: 0, max: 0 };
+    w.count++;
+    w.max = Math.max(w.max, round(latency));
+    windows.set(key, w);
+  }
+  return [...windows.values()].sort((a, b) => a.at - b.at);
+}
 
 /** Every socket of the pool, opened by as many requests at once (a `{ __typename }` each), then left idle in it. */
 async function openSockets(target, agent) {

@@ -380,9 +380,21 @@ function fixedRateRow(scenario, service, reference, notes = []) {
       ...notes,
       `Inkwell p90 ${service.p90} ms, max ${service.max} ms; reference p90 ${reference.p90} ms, max ${reference.max} ms`,
       `late (the generator's own lag) p99 ${service.lateP99}/${reference.lateP99} ms, max ${service.lateMax}/${reference.lateMax} ms`,
+      `over 50 ms, by when due: Inkwell's ${describeBursts(service.bursts)}; the reference's ${describeBursts(reference.bursts)}`,
       ...new Set(problems),
     ].join('; '),
   };
+}
+
+/**
+ * Where in time the requests over 50 ms were due (./open-loop.mjs, `bursts`): all in one
+ * window is one stall; spread over many, a queue that formed again and again.
+ */
+function describeBursts(bursts = []) {
+  if (bursts.length === 0) return 'none';
+  const count = bursts.reduce((sum, b) => sum + b.count, 0);
+  const worst = bursts.reduce((a, b) => (b.count > a.count ? b : a));
+  return `${count} in ${bursts.length} of the 250 ms windows, at most ${worst.count} in one (at ${worst.at} s)`;
 }
 
 /** FIXED_RATE of the reference's median closed-loop rate over `rounds` (`pick` finds its result in a round). */
