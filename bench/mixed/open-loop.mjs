@@ -24,7 +24,8 @@ const DRAIN_MS = 10_000;
  * `next()` gives { shape, body, headers }; `onResponse(shape, status, body)` sees each
  * answer. Resolves with { rps (answered per second), offered, total, p50, p90, p99, mean,
  * max, lateP99 and lateMax (how late requests left: the generator's own lag), non2xx,
- * errors, timeouts, shapes, bursts (when the requests over 50 ms were due), duration } once every answer is in or DRAIN_MS have passed.
+ * errors, timeouts, shapes, bursts (when the requests over 50 ms were due), duration }
+ * once every answer is in or DRAIN_MS have passed.
  */
 export async function openLoop({ url, rate, duration, next, onResponse, byShape = false }) {
   const target = new URL(url);
