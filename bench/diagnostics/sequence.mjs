@@ -2,8 +2,9 @@
 // PostgreSQL and Redis) given a sequence of the mixed bench's traffic, closed loop or at a
 // fixed rate, printing for each step its req/s, CPU µs per request, the client's latencies,
 // and how many requests the service's own histogram (inkwell_request_duration_seconds: from
-// Fastify's request to the response's end) timed over 25, 50 and 100 ms. It reproduces in ~5 minutes a state that the full bench reaches
-// after ~35 (bench/results/fixed-rate.md, "Eighth and ninth runs"):
+// Fastify's request to the response's end) timed over 25, 50 and 100 ms. It reproduces in
+// ~5 minutes a state that the full bench reaches after ~35 (bench/results/fixed-rate.md,
+// "Eighth and ninth runs"):
 //
 //   npm run build && SEQUENCE=standard:0,standard:10,weights:0,weights:10,literal:0,literal:0,literal:10,literal:10,writes:10,writes:10,writes-only,writes-only,writes-only,writes-only@2100,writes-only@2100 \
 //     node bench/diagnostics/sequence.mjs [--env=NAME=VALUE ...] [--node-arg=FLAG ...]
