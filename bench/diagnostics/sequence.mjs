@@ -12,11 +12,15 @@
 // A step is `mix[:writes %][@rate]`, mixes as in bench/mixed/mix.mjs; with @rate it is sent
 // open loop at that many requests per second. --env=NODE_OPTIONS=--require=…/process-probe.cjs
 // adds the per-thread probe beside it; --node-arg=--trace-gc (or any flag NODE_OPTIONS refuses)
-// goes to the service's node.
+// goes to the service's node. With --reference the steps go to the plain reference
+// (bench/reference/) on the same database instead, Inkwell only signing the accounts in:
+// the same sequence, for comparison (its own histogram is not read). A step `restart` starts
+// the service afresh on the same database.
 import { readFileSync, statSync } from 'node:fs';
 import { installCleanup } from '../lib/children.mjs';
 import { createBenchDatabase } from '../lib/seed.mjs';
 import { startService } from '../lib/service.mjs';
+import { startReference } from '../reference/start.mjs';
 import { insertUsersAndPosts } from '../postgres/seed.mjs';
 import { startPostgres, startRedis } from '../postgres/servers.mjs';
 import { prepareAccounts, prepareEditors, signIn } from '../mixed/accounts.mjs';
@@ -37,32 +41,45 @@ async function main() {
   const editors = await prepareEditors(target, { count: 10, from: 40 });
   const data = { userIds: db.userIds, postIds: [...draftIds, ...db.postIds], writablePostIds: db.postIds, draftIds };
   const nodeArgs = process.argv.slice(2).filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
-  const service = await startService({ dbFile: db.dbFile ?? 'unused', env, nodeArgs });
+  let service = await startService({ dbFile: db.dbFile ?? 'unused', env, nodeArgs });
   try {
     const signedIn = await signIn(service.url, [...accounts, ...editors]);
+    const reference = process.argv.includes('--reference')
+      ? await startReference({ databaseUrl: env.DATABASE_URL ?? `file:${db.dbFile}`, issuer: env.PUBLIC_URL })
+      : undefined;
+    let server = reference ?? service;
     const tokens = signedIn.slice(0, accounts.length);
     const writers = {
       users: accounts.map((a, i) => ({ token: tokens[i], id: a.userId })),
       editors: editors.map((e, i) => ({ token: signedIn[accounts.length + i], id: e.userId, postIds: e.postIds })),
     };
     for (const step of (process.env.SEQUENCE ?? 'writes-only,writes-only@2000').split(',')) {
+      if (step === 'restart') {
+        // A fresh process on the same database: what a long run left in the data, not in the process.
+        await service.stop();
+        service = await startService({ dbFile: db.dbFile ?? 'unused', env, nodeArgs });
+        server = reference ?? service;
+        console.log('restart: a new service on the same database');
+        continue;
+      }
       const [mixAndWrites, rate] = step.split('@');
       const [kind, writesText] = mixAndWrites.split(':');
       const writes = kind === 'writes-only' ? 100 : Number(writesText ?? (kind === 'writes' ? 10 : 0));
       const weights = kind === 'weights' ? drawWeights(Number(process.env.BENCH_SEED ?? 1)) : undefined;
-      const before = await slowCounts(service.url);
+      const before = reference ? NO_COUNTS : await slowCounts(service.url);
       const started = Date.now();
       let walMax = 0;
       const walPoll = setInterval(() => (walMax = Math.max(walMax, walBytes(db.dbFile))), 20);
-      const r = await runTraffic({ url: service.graphqlUrl, data, tokens, writers, kind, weights, writeShare: writes / 100, serverPid: service.child.pid, rate: rate && Number(rate) });
+      const r = await runTraffic({ url: server.graphqlUrl, data, tokens, writers, kind, weights, writeShare: writes / 100, serverPid: server.child.pid, rate: rate && Number(rate) });
       clearInterval(walPoll);
-      const after = await slowCounts(service.url);
+      const after = reference ? NO_COUNTS : await slowCounts(service.url);
       console.log(
         `${step}: ${Math.round(r.rps)} req/s, ${Math.round(r.serverCpuUsPerReq)} µs/req; client p50 ${r.p50}, p90 ${r.p90}, p99 ${r.p99}, max ${r.max} ms; ` +
-          `the service's own over 25 ms ${after.over25 - before.over25}, over 50 ms ${after.over50 - before.over50}, over 100 ms ${after.over100 - before.over100}, of ${after.all - before.all}; RSS ${rssMb(service.child.pid)} MB; WAL up to ${(walMax / 2 ** 20).toFixed(1)} MiB; wall ms ${started}–${Date.now()}`,
+          `the service's own over 25 ms ${after.over25 - before.over25}, over 50 ms ${after.over50 - before.over50}, over 100 ms ${after.over100 - before.over100}, of ${after.all - before.all}; RSS ${rssMb(server.child.pid)} MB; WAL up to ${(walMax / 2 ** 20).toFixed(1)} MiB; wall ms ${started}–${Date.now()}`,
       );
       if (r.bursts?.length) console.log(`  over 50 ms, by when due (s: count, max ms): ${r.bursts.map((b) => `${b.at}: ${b.count}, ${b.max}`).join('; ')}`);
     }
+    await reference?.stop();
   } finally {
     await service.stop();
     await db.remove();
@@ -87,6 +104,8 @@ async function postgres(env) {
   const remove = () => Promise.all([server.stop(), redis.stop()]);
   return { db: { ...seeded, remove }, target: { kind: 'postgres', url } };
 }
+
+const NO_COUNTS = { all: 0, over25: 0, over50: 0, over100: 0 };
 
 /** Requests the service timed, and those over 25, 50 and 100 ms, from its histogram's buckets. */
 async function slowCounts(url) {
