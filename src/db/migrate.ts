@@ -3,6 +3,7 @@ import type { Db } from './connect.js';
 import * as m001 from './migrations/001_initial.js';
 import * as m002 from './migrations/002_refresh_successor.js';
 import * as m003 from './migrations/003_newest_per_key_index.js';
+import * as m004 from './migrations/004_drafts_newest_index.js';
 
 // Listed in code, not read from a folder, so the compiled build and the tests run
 // exactly the same set; names sort in the order they apply.
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   '001_initial': m001,
   '002_refresh_successor': m002,
   '003_newest_per_key_index': m003,
+  '004_drafts_newest_index': m004,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -74,7 +74,7 @@ async function postIdByTitle(title: string): Promise<string> {
 describe('start-up', () => {
   it('two instances started at once migrate once and seed once', async () => {
     const { rows } = await query(database.url, 'select name from kysely_migration order by name');
-    expect(rows.map((r) => r.name)).toEqual(['001_initial', '002_refresh_successor', '003_newest_per_key_index']);
+    expect(rows.map((r) => r.name)).toEqual(['001_initial', '002_refresh_successor', '003_newest_per_key_index', '004_drafts_newest_index']);
     const migratedBy = [a, b].filter((i) => i.logs.some((l) => l.msg === 'database migrated'));
     expect(migratedBy).toHaveLength(1);
     const users = await query(database.url, "select count(*)::int as n from users where email like '%@inkwell.test'");
