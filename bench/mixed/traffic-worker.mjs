@@ -4,7 +4,9 @@
  * request from the seeded mix (bench/mixed/mix.mjs). The warm-up checks every response
  * (status 200, JSON without errors, shape-specific checks); the measured run only counts
  * bodies that contain "errors" (or every check, with `checkAll`), to cost the generator little.
- * With `rate`, the measured run is open-loop at that many requests per second (./open-loop.mjs).
+ * With `rate`, the warm-up and the measured run are open-loop at that many requests per second
+ * (./open-loop.mjs): warmed up closed loop, a server's first second at the rate was its
+ * recovery from 50 saturating connections (bench/results/fixed-rate.md, "Twelfth run").
  */
 import autocannon from 'autocannon';
 import { quantile } from '../lib/rounds.mjs';
@@ -45,7 +47,7 @@ async function phase(opts, duration, seed, fullCheck) {
       problems.first ??= `${context.shape}: ${problem}`;
     },
   };
-  if (opts.rate && !fullCheck) {
+  if (opts.rate) {
     const draw = () => {
       const r = next();
       return { shape: r.shape, body: r.body, headers: r.token ? headersOf(r.token) : JSON_HEADERS };
