@@ -123,8 +123,8 @@ export async function openLoop({ url, rate, duration, next, onResponse, byShape 
 const round = (ms) => Math.round(ms * 10) / 10;
 
 /** Requests over this many ms are located in time (`bursts`). */
-const SLOW_MS = 50;
-const BURST_WINDOW_MS = 250;
+export const SLOW_MS = 50;
+export const BURST_WINDOW_MS = 250;
 
 /**
  * The slow requests by when they were due, in windows of BURST_WINDOW_MS:

@@ -38,6 +38,7 @@ import { missingServers, query, startPostgres, startRedis } from '../postgres/se
 import { REFERENCE_POOL_SIZE, startReference } from '../reference/start.mjs';
 import { copySqliteDatabase, prepareAccounts, prepareEditors, tokenKeeper } from './accounts.mjs';
 import { drawWeights, READ_SHAPES, readShares, seededRandom, WRITE_KINDS } from './mix.mjs';
+import { BURST_WINDOW_MS, SLOW_MS } from './open-loop.mjs';
 import { checkParity, sameAnswer } from './parity.mjs';
 import { runTraffic } from './traffic.mjs';
 
@@ -380,21 +381,21 @@ function fixedRateRow(scenario, service, reference, notes = []) {
       ...notes,
       `Inkwell p90 ${service.p90} ms, max ${service.max} ms; reference p90 ${reference.p90} ms, max ${reference.max} ms`,
       `late (the generator's own lag) p99 ${service.lateP99}/${reference.lateP99} ms, max ${service.lateMax}/${reference.lateMax} ms`,
-      `over 50 ms, by when due: Inkwell's ${describeBursts(service.bursts)}; the reference's ${describeBursts(reference.bursts)}`,
+      `over ${SLOW_MS} ms, by when due: Inkwell's ${describeBursts(service.bursts)}; the reference's ${describeBursts(reference.bursts)}`,
       ...new Set(problems),
     ].join('; '),
   };
 }
 
 /**
- * Where in time the requests over 50 ms were due (./open-loop.mjs, `bursts`): all in one
+ * Where in time the requests over SLOW_MS were due (./open-loop.mjs, `bursts`): all in one
  * window is one stall; spread over many, a queue that formed again and again.
  */
 function describeBursts(bursts = []) {
   if (bursts.length === 0) return 'none';
   const count = bursts.reduce((sum, b) => sum + b.count, 0);
   const worst = bursts.reduce((a, b) => (b.count > a.count ? b : a));
-  return `${count} in ${bursts.length} of the 250 ms windows, at most ${worst.count} in one (at ${worst.at} s)`;
+  return `${count} in ${bursts.length} of the ${BURST_WINDOW_MS} ms windows, at most ${worst.count} in one (at ${worst.at} s)`;
 }
 
 /** FIXED_RATE of the reference's median closed-loop rate over `rounds` (`pick` finds its result in a round). */
