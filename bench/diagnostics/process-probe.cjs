@@ -57,5 +57,6 @@ setInterval(() => {
 
 process.on('exit', () => {
   const dir = process.env.PROBE_DIR ?? os.tmpdir();
+  fs.mkdirSync(dir, { recursive: true }); // a missing PROBE_DIR once cost a whole run's files
   fs.writeFileSync(path.join(dir, `probe-${process.pid}.json`), JSON.stringify({ file, gcs, ticks }));
 });
