@@ -12,7 +12,7 @@
  *   one in every round (a "current ÷ baseline" ratio per row);
  * - Inkwell on PostgreSQL + Redis ÷ Inkwell on SQLite for each row.
  *
- *   npm run build && node bench/mixed/run.mjs [mixed] [nested] [standard weights …] [--env=NAME=VALUE ...]
+ *   npm run build && node bench/mixed/run.mjs [mixed] [nested] [standard weights …] [--env=NAME=VALUE ...] [--node-arg=FLAG ...]
  *   BENCH_MIXES=standard,weights,literal,nested,writes,writes-only BENCH_MIXED_DBS=sqlite,postgres
  *   BENCH_MIXED_WRITES (read mixes; default standard 0,2,10, weights and literal 2) BENCH_MIXED_CACHE=on,off
  *   BENCH_SEED (random) BENCH_BASELINE (unset) BENCH_MIXED_ACCOUNTS=40 BENCH_MIXED_EDITORS=10 BENCH_MIXED_SIGNED_IN=0.4
@@ -115,7 +115,7 @@ export async function runMixed(ctx = {}) {
       for (const instance of instances) {
         const copy = backend.copies[instance.key];
         const env = { ...CACHE_ENV[instance.cache], ...ctx.env, PUBLIC_URL: ISSUER, ...copy.env };
-        const server = await startService({ dbFile: copy.file ?? 'unused', env, ...(instance.build === 'baseline' ? { root: BASELINE } : {}) });
+        const server = await startService({ dbFile: copy.file ?? 'unused', env, nodeArgs: ctx.nodeArgs, ...(instance.build === 'baseline' ? { root: BASELINE } : {}) });
         cleanups.push(() => server.stop());
         backend.inkwells[instance.key] = server;
       }
@@ -563,7 +563,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       return [name, value.join('=')];
     }),
   );
-  runMixed({ only: args.filter((a) => !a.startsWith('--')), env }).then(
+  // Flags for each Inkwell's node that NODE_OPTIONS refuses (V8's GC settings, say); a diagnostic, as --env is.
+  const nodeArgs = args.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
+  runMixed({ only: args.filter((a) => !a.startsWith('--')), env, nodeArgs }).then(
     (rows) => console.log(`\n${formatTables(rows)}`),
     (error) => {
       console.error(`[bench] mixed crashed: ${error?.stack ?? error}`);
