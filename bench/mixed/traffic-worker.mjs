@@ -5,8 +5,8 @@
  * (status 200, JSON without errors, shape-specific checks); the measured run only counts
  * bodies that contain "errors" (or every check, with `checkAll`), to cost the generator little.
  * With `rate`, the warm-up and the measured run are open-loop at that many requests per second
- * (./open-loop.mjs): warmed up closed loop, a server's first second at the rate was its
- * recovery from 50 saturating connections (bench/results/fixed-rate.md, "Twelfth run").
+ * (./open-loop.mjs): the row measures its rate, not a recovery from 50 saturating connections
+ * (bench/results/fixed-rate.md, "Thirteenth and fourteenth runs").
  */
 import autocannon from 'autocannon';
 import { quantile } from '../lib/rounds.mjs';
