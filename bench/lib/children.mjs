@@ -24,6 +24,8 @@ export function stopChild(child, graceMs = 5000) {
       resolve();
     });
     child.kill('SIGTERM');
+    // A paused child (./alone.mjs) acts on SIGTERM only once it runs again.
+    child.kill('SIGCONT');
   });
 }
 

@@ -24,6 +24,7 @@
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { alone, pausable } from '../lib/alone.mjs';
 import { installCleanup } from '../lib/children.mjs';
 import { median, problemsOf, roundsRow } from '../lib/rounds.mjs';
 import { cpuMsOf, waitForQuiet } from '../lib/cpu.mjs';
@@ -109,13 +110,13 @@ export async function runMixed(ctx = {}) {
       if (name !== 'sqlite' && name !== 'postgres') throw new Error(`BENCH_MIXED_DBS: unknown database ${name}`);
       log(`${name}: preparing the data (${instances.length + 1} copies)`);
       const backend = name === 'sqlite' ? await prepareSqlite(cleanups, instances) : await preparePostgres(cleanups, instances);
-      backend.reference = await startReference({ databaseUrl: backend.copies.reference.url, issuer: ISSUER });
+      backend.reference = pausable(await startReference({ databaseUrl: backend.copies.reference.url, issuer: ISSUER }));
       cleanups.push(() => backend.reference.stop());
       backend.inkwells = {};
       for (const instance of instances) {
         const copy = backend.copies[instance.key];
         const env = { ...CACHE_ENV[instance.cache], ...ctx.env, PUBLIC_URL: ISSUER, ...copy.env };
-        const server = await startService({ dbFile: copy.file ?? 'unused', env, nodeArgs: ctx.nodeArgs, ...(instance.build === 'baseline' ? { root: BASELINE } : {}) });
+        const server = pausable(await startService({ dbFile: copy.file ?? 'unused', env, nodeArgs: ctx.nodeArgs, ...(instance.build === 'baseline' ? { root: BASELINE } : {}) }));
         cleanups.push(() => server.stop());
         backend.inkwells[instance.key] = server;
       }
@@ -266,12 +267,17 @@ function inkwellOrder(caches, builds, round) {
   return flip(caches).flatMap((cache) => flip(builds).map((build) => ({ key: `${build}-${cache}`, build, cache })));
 }
 
-/** One run against one server, after the machine is quiet; waits until the server is idle again. */
-async function measureOne(name, server, run) {
-  await waitForQuiet(quiet(name));
-  const result = await run(server);
-  await waitForIdle(server.child.pid);
-  return result;
+/**
+ * One run against one server, the others paused (../lib/alone.mjs), after the machine is
+ * quiet; waits until the server is idle again.
+ */
+function measureOne(name, server, run) {
+  return alone(server, async () => {
+    await waitForQuiet(quiet(name));
+    const result = await run(server);
+    await waitForIdle(server.child.pid);
+    return result;
+  });
 }
 
 /** The traffic of one scenario against backend `b`, with fresh tokens. */
@@ -504,6 +510,7 @@ function footnotesFor(mixes, weights, baselineNotes) {
       'the session memo (SQLite only), the verified-token memo and the parsed-document cache (64 MiB; an operation compiled on its tenth execution). ' +
       "The reference has Mercurius's compiled-document cache (1,024) and per-request DataLoaders only; it verifies every token and reads every session. " +
       `On PostgreSQL each has ${REFERENCE_POOL_SIZE} connections: Inkwell two pools of ${REFERENCE_POOL_SIZE / 2} (reads; writes and transactions), the reference one pool.`,
+    'Each server is measured alone: every other server of the run is paused (SIGSTOP) from the quiet wait before its run until it is idle after it.',
     `Reads (${percent(1 - SIGNED_IN)} anonymous over post, user, posts; ${percent(SIGNED_IN)} signed in over all five): standard ${shares(undefined)}.`,
   ];
   if (mixes.includes('weights')) notes.push(`weights (seed ${SEED}, BENCH_SEED=${SEED} repeats it): ${shares(weights)}.`);

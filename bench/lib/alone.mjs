@@ -1,0 +1,26 @@
+/**
+ * Each server measured alone: while one server runs a measurement, every other server the
+ * bench started is paused (SIGSTOP), and resumed (SIGCONT) once that server is idle again.
+ * The mixed bench keeps six servers alive on two cores; an idle one's own work (V8's memory
+ * reducer shrinking a heap that stopped growing, a timer) otherwise lands in another
+ * server's measured seconds, which a service with its machine to itself never meets
+ * (bench/results/fixed-rate.md, "Fifteenth run"). Every server alike: Inkwell and the reference.
+ */
+const servers = new Set();
+
+/** A server ({ child }) that must not run while another is measured. */
+export function pausable(server) {
+  servers.add(server);
+  return server;
+}
+
+/** `run()` with every other pausable server paused meanwhile. */
+export async function alone(server, run) {
+  const others = [...servers].filter((s) => s !== server && s.child.exitCode === null && s.child.signalCode === null);
+  for (const s of others) s.child.kill('SIGSTOP');
+  try {
+    return await run();
+  } finally {
+    for (const s of others) s.child.kill('SIGCONT');
+  }
+}
