@@ -14,7 +14,7 @@ export function pausable(server) {
   return server;
 }
 
-/** `run()` with every other pausable server paused meanwhile. */
+/** `run()` with every other pausable server paused meanwhile; resolves once they serve again. */
 export async function alone(server, run) {
   const others = [...servers].filter((s) => s !== server && s.child.exitCode === null && s.child.signalCode === null);
   for (const s of others) s.child.kill('SIGSTOP');
@@ -22,5 +22,23 @@ export async function alone(server, run) {
     return await run();
   } finally {
     for (const s of others) s.child.kill('SIGCONT');
+    await Promise.all(others.map(serving));
   }
 }
+
+/**
+ * Until the server no longer sheds load. A paused Inkwell finds its event loop lagged by the
+ * whole pause at its next sample (once a second, run first when it resumes) and answers 503
+ * OVERLOADED until the sample after (src/http/overload.ts); the reference has no /readyz (404).
+ */
+async function serving({ url }, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  await sleep(200);
+  for (;;) {
+    const status = await fetch(`${url}/readyz`).then(async (r) => (await r.arrayBuffer(), r.status), () => 0);
+    if ((status !== 503 && status !== 0) || Date.now() >= deadline) return;
+    await sleep(100);
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
