@@ -7,16 +7,15 @@
 //     | while IFS= read -r l; do printf '%s %s\n' "$(date +%s%3N)" "$l"; done > LOG
 //   node bench/diagnostics/gc-overlap.mjs LOG DIR
 //
-// A fixed-rate block measures the reference, then each Inkwell, 2 s warm-up and 8 s each
-// (bench/mixed/run.mjs); the Inkwell measured in a slot is the probed process that used the
-// most CPU on its event loop there. A major GC is a pause of kind 4 (mark-compact) of 8 ms or more.
+// Each fixed-rate run logs the pid it measures as it starts (bench/mixed/run.mjs, `probed`):
+// the reference's runs (not probed) are skipped, each Inkwell's is a slot from the end of its
+// warm-up to the end of its measured seconds. A major GC is a pause of kind 4 (mark-compact)
+// of 8 ms or more.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const MAJOR = 4;
 const MIN_PAUSE_MS = 8;
-const SLOT_MS = 10_000;
-
 const [logFile, probeDir] = process.argv.slice(2);
 if (!logFile || !probeDir) throw new Error('usage: gc-overlap.mjs LOG PROBE_DIR');
 const lines = readFileSync(logFile, 'utf8')
@@ -33,29 +32,23 @@ const table = (lines.map((l) => l.text).join('\n').split('### Latency below satu
   .map((l) => l.split('|').map((cell) => cell.trim()))
   .map((cells) => ({ scenario: cells[1], p99: cells[5], pass: cells[13] === 'pass' }));
 
-/** The event loop's CPU ticks of a probed process between two times. */
-function loopTicks(probe, from, to) {
-  const inside = probe.ticks.filter((t) => t[0] >= from && t[0] <= to);
-  if (inside.length < 2) return 0;
-  const ticks = (t) => t[2][probe.pid]?.[1] ?? 0;
-  return ticks(inside[inside.length - 1]) - ticks(inside[0]);
-}
-
 const majors = (probe, from, to) => probe.gcs.filter(([at, ms, kind]) => kind === MAJOR && ms >= MIN_PAUSE_MS && at >= from && at <= to);
 
-// One slot per Inkwell measured: two after the reference ("reference then on, off"), or one ("reference then Inkwell").
+// One slot per Inkwell measured, in the order of the table's rows.
 const slots = [];
-for (const { at, text } of lines.filter((l) => / fixed rate, reference then /.test(l.text))) {
-  const inkwells = /reference then Inkwell/.test(text) ? 1 : text.split('reference then ')[1].split(',').length;
-  for (let i = 1; i <= inkwells; i++) slots.push({ from: at + i * SLOT_MS + 2_000, to: at + (i + 1) * SLOT_MS });
+for (const { at, text } of lines) {
+  const started = text.match(/fixed rate: pid (\d+) measured from now \((\d+) s warm-up, then (\d+) s\)/);
+  if (!started) continue;
+  const [, pid, warmup, duration] = started;
+  const probe = probes.find((p) => p.pid === pid);
+  if (probe) slots.push({ probe, from: at + Number(warmup) * 1000, to: at + (Number(warmup) + Number(duration)) * 1000 });
 }
 
 const tally = { pass: { rows: 0, own: 0, idle: 0 }, fail: { rows: 0, own: 0, idle: 0 } };
-slots.forEach(({ from, to }, i) => {
+slots.forEach(({ probe, from, to }, i) => {
   const row = table[i] ?? { scenario: `slot ${i + 1} (no table row)`, p99: '?', pass: true };
-  const measured = probes.reduce((best, p) => (loopTicks(p, from, to) > loopTicks(best, from, to) ? p : best));
-  const own = majors(measured, from, to);
-  const idle = probes.filter((p) => p !== measured).flatMap((p) => majors(p, from, to));
+  const own = majors(probe, from, to);
+  const idle = probes.filter((p) => p !== probe).flatMap((p) => majors(p, from, to));
   const t = tally[row.pass ? 'pass' : 'fail'];
   t.rows++;
   if (own.length) t.own++;

@@ -356,8 +356,13 @@ async function measureFixedRate({ b, scenario, load, weights, seed, rate }) {
   return rows;
 }
 
-/** `run` with the disk probed meanwhile (../lib/disk-probe.mjs): its result gains `disk`. */
+/**
+ * `run` with the disk probed meanwhile (../lib/disk-probe.mjs): its result gains `disk`. The
+ * line logged first says which process is measured from then on, warm-up included (read by
+ * bench/diagnostics/gc-overlap.mjs).
+ */
 const probed = (run) => async (server) => {
+  log(`fixed rate: pid ${server.child.pid} measured from now (${LOAD_DEFAULTS.warmup} s warm-up, then ${LOAD_DEFAULTS.duration} s)`);
   const probe = startDiskProbe();
   let result;
   try {
