@@ -345,7 +345,7 @@ async function measureTraffic({ backends, scenario, load, nextSeed, weights, bui
 async function measureFixedRate({ b, scenario, load, weights, seed, rate }) {
   const name = `${mixLabel(scenario)} at ${rate.toLocaleString('en-US')} req/s`;
   const traffic = await trafficOf(b, { scenario, load, weights, seed });
-  const run = probed((server) => runTraffic({ ...traffic, rate, url: server.graphqlUrl, serverPid: server.child.pid }));
+  const run = probed(load, (server) => runTraffic({ ...traffic, rate, url: server.graphqlUrl, serverPid: server.child.pid }));
   log(`${name} — ${b.label}: fixed rate, reference then ${scenario.caches.join(', ')}`);
   const reference = await measureOne(name, b.reference, run);
   const rows = [];
@@ -361,8 +361,8 @@ async function measureFixedRate({ b, scenario, load, weights, seed, rate }) {
  * line logged first says which process is measured from then on, warm-up included (read by
  * bench/diagnostics/gc-overlap.mjs).
  */
-const probed = (run) => async (server) => {
-  log(`fixed rate: pid ${server.child.pid} measured from now (${LOAD_DEFAULTS.warmup} s warm-up, then ${LOAD_DEFAULTS.duration} s)`);
+const probed = (load, run) => async (server) => {
+  log(`fixed rate: pid ${server.child.pid} measured from now (${load.warmup} s warm-up, then ${load.duration} s)`);
   const probe = startDiskProbe();
   let result;
   try {
@@ -431,7 +431,7 @@ async function measureNested({ b, load, builds }) {
   if (FIXED_RATE > 0) {
     const rate = fixedRateOf(rounds, (r) => r.ceiling.rps);
     const at = `nested users(100) × posts(10) × author at ${rate} req/s, ${CACHE_LABEL.off} — ${b.label}`;
-    const fixed = probed((server) => runLoad({ ...load, rate, url: server.graphqlUrl, body, serverPid: server.child.pid }));
+    const fixed = probed(load, (server) => runLoad({ ...load, rate, url: server.graphqlUrl, body, serverPid: server.child.pid }));
     log(`${at}: fixed rate, reference then Inkwell`);
     const reference = await measureOne(at, b.reference, fixed);
     rows.push(fixedRateRow(at, await measureOne(at, b.inkwells['current-off'], fixed), reference));
@@ -485,7 +485,7 @@ async function measureBeside({ b, load, builds, nextSeed }) {
     const at = `standard 0 % writes at ${mixRate.toLocaleString('en-US')} req/s beside the nested query at ${nestedRate} req/s, ${CACHE_LABEL.off} — ${b.label}`;
     const { tokens } = await b.tokens(b.signInServer);
     const seed = nextSeed();
-    const both = probed(async (server) => {
+    const both = probed(load, async (server) => {
       const [mix, nested] = await Promise.all([
         runTraffic({ ...load, rate: mixRate, data: b.data, tokens, signedInShare: SIGNED_IN, seed, url: server.graphqlUrl }),
         runLoad({ ...load, rate: nestedRate, url: server.graphqlUrl, body }),
