@@ -4,7 +4,8 @@
  * The mixed bench keeps six servers alive on two cores; an idle one's own work (V8's memory
  * reducer shrinking a heap that stopped growing, a timer) otherwise lands in another
  * server's measured seconds, which a service with its machine to itself never meets
- * (bench/results/fixed-rate.md, "Fifteenth run"). Every server alike: Inkwell and the reference.
+ * (bench/results/fixed-rate.md, "Sixteenth and seventeenth runs"). Every server alike: Inkwell
+ * and the reference.
  */
 const servers = new Set();
 
