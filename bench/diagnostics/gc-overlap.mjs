@@ -1,6 +1,6 @@
 // A diagnostic, not a measurement: which fixed-rate rows of a full mixed run had a major GC,
 // in the Inkwell measured or in an Inkwell that sat idle meanwhile (bench/results/fixed-rate.md,
-// "Thirteenth and fourteenth runs"). It reads the run's output with each line prefixed by the
+// "Sixteenth and seventeenth runs"). It reads the run's output with each line prefixed by the
 // epoch ms it was printed at, and the files of process-probe.cjs from every Inkwell of the run:
 //
 //   node bench/mixed/run.mjs --env=NODE_OPTIONS=--require=$PWD/bench/diagnostics/process-probe.cjs --env=PROBE_DIR=DIR \
