@@ -159,7 +159,13 @@ export async function startInstance(name: string, env: Record<string, string>): 
 }
 
 /** Polls `check` until it returns true (or throws its last failure after `timeoutMs`). */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+export async function eventually(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+  what = 'condition',
+  /** What the timeout error adds: the state the check saw last. */
+  describe?: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -168,7 +174,9 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}${describe ? ` (${describe()})` : ''}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
 }
