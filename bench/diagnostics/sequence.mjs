@@ -12,7 +12,7 @@
 // A step is `mix[:writes %][@rate]`, mixes as in bench/mixed/mix.mjs; with @rate it is sent
 // open loop at that many requests per second. --env=NODE_OPTIONS=--require=…/process-probe.cjs
 // adds the per-thread probe beside it; --node-arg=--trace-gc (or any flag NODE_OPTIONS refuses)
-// goes to the service's node. With --reference the steps go to the plain reference
+// goes to the measured server's node (with --reference, the reference's). With --reference the steps go to the plain reference
 // (bench/reference/) on the same database instead, Inkwell only signing the accounts in:
 // the same sequence, for comparison (its own histogram is not read). A step `restart` starts
 // the service afresh on the same database.
@@ -41,11 +41,13 @@ async function main() {
   const editors = await prepareEditors(target, { count: 10, from: 40 });
   const data = { userIds: db.userIds, postIds: [...draftIds, ...db.postIds], writablePostIds: db.postIds, draftIds };
   const nodeArgs = process.argv.slice(2).filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
-  let service = await startService({ dbFile: db.dbFile ?? 'unused', env, nodeArgs });
+  const toReference = process.argv.includes('--reference');
+  // The node flags go to the server measured: with --reference, the reference.
+  let service = await startService({ dbFile: db.dbFile ?? 'unused', env, nodeArgs: toReference ? [] : nodeArgs });
   try {
     const signedIn = await signIn(service.url, [...accounts, ...editors]);
-    const reference = process.argv.includes('--reference')
-      ? await startReference({ databaseUrl: env.DATABASE_URL ?? `file:${db.dbFile}`, issuer: env.PUBLIC_URL })
+    const reference = toReference
+      ? await startReference({ databaseUrl: env.DATABASE_URL ?? `file:${db.dbFile}`, issuer: env.PUBLIC_URL, nodeArgs })
       : undefined;
     let server = reference ?? service;
     const tokens = signedIn.slice(0, accounts.length);

@@ -1,4 +1,4 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { TurnPipeline, type Merge } from '../store/redis-turn.js';
 
@@ -79,8 +79,8 @@ return replies`;
 
 const COMMAND = 'inkwellCostBucket';
 
-type ScriptedPipeline = ChainableCommander & {
-  [COMMAND](key: string, limit: number, rate: number, ...needKeep: number[]): ChainableCommander;
+type Scripted = Redis & {
+  [COMMAND](key: string, limit: number, rate: number, ...needKeep: number[]): Promise<unknown[]>;
 };
 
 interface Call {
@@ -95,8 +95,8 @@ export class CostBucket {
   private readonly turn: TurnPipeline | undefined;
   /** The calls of one key in one turn: one script call applying them in order (src/store/redis-turn.ts). */
   private readonly merge: Merge<Call, [allowed: boolean, points: number]> = {
-    add: (pipeline, key, calls) =>
-      (pipeline as ScriptedPipeline)[COMMAND](key, this.limit, this.restorePerSecond, ...calls.flatMap((c) => [c.need, c.keep])),
+    add: (client, key, calls) =>
+      (client as Scripted)[COMMAND](key, this.limit, this.restorePerSecond, ...calls.flatMap((c) => [c.need, c.keep])),
     split: (reply, calls) => calls.map((_, k) => [(reply as unknown[])[2 * k] === 1, Number((reply as unknown[])[2 * k + 1])]),
   };
 

@@ -99,9 +99,9 @@ type IncrArgs = [key: string, points: string, ...settings: string[]];
 
 /** n counts of a key in a turn: one call for their points together; the script answers [count, ttl]. */
 const COUNT: Merge<IncrArgs, [number, number]> = {
-  add(pipeline, key, calls) {
+  add(client, key, calls) {
     const points = calls.reduce((sum, [, p]) => sum + Number(p), 0);
-    (pipeline as unknown as Scripted).rlflxIncr([key, String(points), ...calls[0]!.slice(2)]);
+    return (client as unknown as Scripted).rlflxIncr([key, String(points), ...calls[0]!.slice(2)]);
   },
   split(reply, calls) {
     const [total, ttl] = reply as [number, number];
@@ -114,7 +114,7 @@ const COUNT: Merge<IncrArgs, [number, number]> = {
   },
 };
 
-/** The library's script, as ioredis defines it on the client and its pipelines. */
+/** The library's script, as ioredis defines it on the client. */
 interface Scripted {
-  rlflxIncr(args: (string | number)[]): unknown;
+  rlflxIncr(args: (string | number)[]): Promise<unknown>;
 }

@@ -44,7 +44,10 @@ export function connectRedis(
   const commandTimeoutMs = options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS;
   const client = new (loadRedis())(url, {
     connectionName: `inkwell-${name}`,
-    enableAutoPipelining: true,
+    // Off: an auto-pipeline is an ioredis Pipeline, and every Pipeline lives until a full
+    // collection (docs/decisions.md, "No ioredis Pipeline objects"). The hot path's
+    // commands go out together anyway (src/store/redis-turn.ts).
+    enableAutoPipelining: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,

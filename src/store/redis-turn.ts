@@ -1,10 +1,10 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { TurnWork } from '../turn.js';
 
 /**
- * The key-value commands of one event-loop turn, sent to Redis in one pipeline at the
- * turn's check phase (docs/decisions.md, "one Redis pipeline per turn"): one write and
- * one reply to parse instead of one per request. The reads of the turn become one MGET of
+ * The key-value commands of one event-loop turn, sent to Redis together at the turn's
+ * check phase (docs/decisions.md, "one Redis pipeline per turn"): one write instead of
+ * one per request. The reads of the turn become one MGET of
  * their distinct keys, each caller taking its own; the commands of a `Merge` (counts,
  * cost buckets) become one command per key. Other commands go in the order they were
  * asked, before the MGET: a read sent after a write of the same turn sees it, as it
@@ -74,11 +74,11 @@ export class TurnPipeline {
     });
   }
 
-  /** Any other command: `add` puts exactly one on the pipeline; resolves with its reply. */
-  command(add: (pipeline: ChainableCommander) => void): Promise<unknown> {
+  /** Any other command: `add` sends exactly one and returns its reply. */
+  command<T>(add: (client: Redis) => Promise<T>): Promise<T> {
     return new Promise((resolve, reject) => {
       this.schedule();
-      this.commands.push({ add, resolve, reject });
+      this.commands.push({ add, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
@@ -87,53 +87,59 @@ export class TurnPipeline {
   }
 
   private flush(): void {
-    const { commands, reads, readers, merges } = this;
+    const { client, commands, reads, readers, merges } = this;
     this.commands = [];
     this.reads = new Map();
     this.readers = [];
     this.merges = new Map();
-    const groups = [...merges].flatMap(([merge, byKey]) => [...byKey].map(([key, callers]) => ({ merge, key, callers })));
 
-    const pipeline = this.client.pipeline();
-    for (const { add } of commands) add(pipeline);
-    if (readers.length > 0) pipeline.mget([...reads.keys()]);
-    for (const { merge, key, callers } of groups) merge.add(pipeline, key, callers.map((c) => c.item));
-
-    const failAll = (error: unknown) => {
-      for (const caller of [...commands, ...readers]) caller.reject(error);
-      for (const { callers } of groups) callers.forEach((caller) => caller.reject(error));
-    };
-    pipeline.exec().then((results) => {
-      if (!results) return failAll(new Error('Redis answered no results'));
-      let i = 0;
-      for (const caller of commands) settle(caller, results[i++]);
+    // One write: the commands go straight to the connection while its socket is corked
+    // (docs/decisions.md, "No ioredis Pipeline objects").
+    const stream = client.stream;
+    stream?.cork();
+    try {
+      for (const caller of commands) sent(() => caller.add(client)).then(caller.resolve, caller.reject);
       if (readers.length > 0) {
-        const [error, values] = results[i++] ?? [new Error('Redis answered no result')];
-        for (const reader of readers) {
-          if (error) reader.reject(error);
-          else reader.resolve(reader.at.map((index) => (values as (string | null)[])[index] ?? null));
+        sent(() => client.mget([...reads.keys()])).then(
+          (values) => readers.forEach((reader) => reader.resolve(reader.at.map((index) => values[index] ?? null))),
+          (error: unknown) => readers.forEach((reader) => reader.reject(error)),
+        );
+      }
+      for (const [merge, byKey] of merges) {
+        for (const [key, callers] of byKey) {
+          const items = callers.map((c) => c.item);
+          sent(() => merge.add(client, key, items)).then(
+            (reply) => {
+              const answers = merge.split(reply, items);
+              callers.forEach((caller, k) => caller.resolve(answers[k]));
+            },
+            (error: unknown) => callers.forEach((caller) => caller.reject(error)),
+          );
         }
       }
-      for (const { merge, callers } of groups) {
-        const [error, reply] = results[i++] ?? [new Error('Redis answered no result')];
-        if (error) callers.forEach((caller) => caller.reject(error));
-        else {
-          const answers = merge.split(reply, callers.map((c) => c.item));
-          callers.forEach((caller, k) => caller.resolve(answers[k]));
-        }
-      }
-    }, failAll);
+    } finally {
+      stream?.uncork();
+    }
   }
 }
 
 const turns = new WeakMap<Redis, TurnPipeline>();
+
+/** A command's reply; one that throws as it is sent rejects, so the turn's other commands still go. */
+function sent<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return send();
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+}
 
 interface Settle<T> {
   resolve(value: T): void;
   reject(error: unknown): void;
 }
 interface Queued extends Settle<unknown> {
-  readonly add: (pipeline: ChainableCommander) => void;
+  readonly add: (client: Redis) => Promise<unknown>;
 }
 interface Reader extends Settle<(string | null)[]> {
   readonly at: readonly number[];
@@ -143,31 +149,25 @@ interface Merging extends Settle<unknown> {
 }
 
 /**
- * How the calls of one key and turn become one command: `add` puts exactly one command
- * for all `items` on the pipeline; `split` divides its reply, one answer per item, in
+ * How the calls of one key and turn become one command: `add` sends exactly one command
+ * for all `items` and returns its reply; `split` divides that reply, one answer per item, in
  * order. Calls merge when they name the same object: keep one per kind of call (a
  * constant, or a field of the instance that makes the calls), never one per call.
  */
 export interface Merge<I, R> {
-  add(pipeline: ChainableCommander, key: string, items: readonly I[]): void;
+  add(client: Redis, key: string, items: readonly I[]): Promise<unknown>;
   split(reply: unknown, items: readonly I[]): R[];
-}
-
-function settle(caller: Settle<unknown>, result: [Error | null, unknown] | undefined): void {
-  if (!result) caller.reject(new Error('Redis answered no result'));
-  else if (result[0]) caller.reject(result[0]);
-  else caller.resolve(result[1]);
 }
 
 const INCR_WITH_TTL = `local n = redis.call('INCRBY', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return n`;
 
-type ScriptedPipeline = ChainableCommander & { inkwellIncrBy(key: string, ttlMs: number, by: number): ChainableCommander };
+type Scripted = Redis & { inkwellIncrBy(key: string, ttlMs: number, by: number): Promise<number> };
 
 /** n increments of a key: one INCRBY n with the last caller's TTL. */
 const INCREMENT: Merge<number, number> = {
-  add: (pipeline, key, ttls) => (pipeline as ScriptedPipeline).inkwellIncrBy(key, ttls[ttls.length - 1]!, ttls.length),
+  add: (client, key, ttls) => (client as Scripted).inkwellIncrBy(key, ttls[ttls.length - 1]!, ttls.length),
   split: (total, ttls) => ttls.map((_, k) => Number(total) - ttls.length + 1 + k),
 };
 

@@ -50,15 +50,15 @@ export class RedisStore implements KeyValueStore {
   }
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
-    await this.turn.command((p) => p.set(this.keyPrefix + key, value, 'PX', ttl(ttlMs)));
+    await this.turn.command((client) => client.set(this.keyPrefix + key, value, 'PX', ttl(ttlMs)));
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
-    return (await this.turn.command((p) => p.set(this.keyPrefix + key, value, 'PX', ttl(ttlMs), 'NX'))) === 'OK';
+    return (await this.turn.command((client) => client.set(this.keyPrefix + key, value, 'PX', ttl(ttlMs), 'NX'))) === 'OK';
   }
 
   async delete(key: string): Promise<void> {
-    await this.turn.command((p) => p.del(this.keyPrefix + key));
+    await this.turn.command((client) => client.del(this.keyPrefix + key));
   }
 
   /** Atomic; one increment per key per turn on the wire (./redis-turn.ts). */

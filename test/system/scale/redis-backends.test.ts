@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { RedisPubSub } from '../../../src/realtime/redis.js';
 import { MemoryStore } from '../../../src/store/memory.js';
 import { closeRedis, connectRedis, waitReady } from '../../../src/store/redis-client.js';
@@ -151,6 +151,37 @@ describe('RedisStore', () => {
     }
   });
 
+  it("sends a turn's calls in one write, and makes no ioredis Pipeline (each lives until a full collection)", async () => {
+    const server = await startRedis();
+    try {
+      const client = await connect(server.url);
+      const store = new RedisStore(client, prefix());
+      await Promise.all([store.set('x', 'v', 10_000), store.incr('n', 10_000)]); // the script loaded
+      // Reads the server did, less the watchdog's pings meanwhile (one a second).
+      const reads = async () => {
+        const info = (await client.call('info', 'stats', 'commandstats')) as string;
+        return Number(/total_reads_processed:(\d+)/.exec(info)![1]) - Number(/cmdstat_ping:calls=(\d+)/.exec(info)?.[1] ?? 0);
+      };
+      const pipelines = vi.spyOn(client, 'pipeline');
+      const before = await reads();
+      const answers = await Promise.all([
+        store.get('x'),
+        store.set('y', 'w', 10_000),
+        store.getMany(['x', 'y']),
+        store.incr('n', 10_000),
+        store.incr('m', 10_000),
+        store.delete('z'),
+      ]);
+      const after = await reads();
+      expect(answers).toEqual(['v', undefined, ['v', 'w'], 2, 1, undefined]);
+      // One read for the turn's six commands, one for the second INFO.
+      expect(after - before).toBe(2);
+      expect(pipelines).not.toHaveBeenCalled();
+    } finally {
+      await server.destroy();
+    }
+  });
+
   it("a turn's calls all fail at once while Redis is unreachable, and work again afterwards", async () => {
     const server = await startRedis();
     try {
@@ -170,9 +201,9 @@ describe('RedisStore', () => {
     }
   });
 
-  it('incr in the same tick as another command on a fresh connection (one auto-pipeline) answers both', async () => {
-    // The auto-pipeline a GET opens must already know the script: a pipeline made before
-    // the script was defined has no method for it, and ioredis then throws an uncaught
+  it('incr in the same tick as another command on a fresh connection answers both', async () => {
+    // With auto-pipelining (off now, src/store/redis-client.ts), the pipeline a GET opened had
+    // to know the script already: one made before the script was defined had no method for it, and ioredis threw an uncaught
     // TypeError from its callback bookkeeping (it crashed the process).
     const uncaught: unknown[] = [];
     const onUncaught = (error: unknown) => uncaught.push(error);
