@@ -50,8 +50,13 @@ export function createPostgresPool(options: PoolOptions): CountedPostgresPool {
   const names = options.preparedStatements === false ? undefined : new StatementNames();
   const reads = openPool(options, names);
   const writes = openPool(options, names);
+  // Released clients are handed out again: Kysely (and src/cache/write-tracking.ts) key
+  // their per-connection state by the client in WeakMaps, whose entries for a new client
+  // each time would live until a full collection (docs/decisions.md, "Nothing per
+  // request lives until a full collection"). It keeps at most as many as were out at once.
+  const free: RoutedClient[] = [];
   return {
-    connect: async () => new RoutedClient(reads, writes),
+    connect: async () => (free.pop() ?? new RoutedClient(reads, writes, free)).take(),
     async end() {
       await Promise.all([reads.end(), writes.end()]);
     },
@@ -117,22 +122,41 @@ function openPool(options: PoolOptions, names: StatementNames | undefined): Pool
 class RoutedClient implements PostgresPoolClient {
   #checkout: Promise<Connection> | undefined;
   #client: Connection | undefined;
+  #out = false;
 
   constructor(
     private readonly reads: Pool,
     private readonly writes: Pool,
+    /** Where it goes back once released, to be handed out again. */
+    private readonly free: RoutedClient[],
   ) {}
 
   query(text: unknown, parameters?: ReadonlyArray<unknown>): any {
     if (typeof text !== 'string') throw new Error('Streamed results are not used'); // Kysely's cursors; Inkwell does not stream
     if (this.#client) return this.#client.query(text, parameters ?? []);
-    this.#checkout ??= (READ.test(text) ? this.reads : this.writes).checkout().then((client) => (this.#client = client));
+    if (!this.#checkout) {
+      const checkout = (READ.test(text) ? this.reads : this.writes).checkout();
+      this.#checkout = checkout;
+      // Kept only while it is still this checkout's (not released and handed out again).
+      checkout.then((client) => this.#checkout === checkout && (this.#client = client), () => {});
+    }
     return this.#checkout.then((client) => client.query(text, parameters ?? []));
   }
 
+  /** Handed out: in use until released. */
+  take(): this {
+    this.#out = true;
+    return this;
+  }
+
   release(): void {
+    if (!this.#out) return; // released already: never in the free list twice
+    this.#out = false;
     if (this.#client) this.#client.release();
     else this.#checkout?.then((client) => client.release(), () => {});
+    this.#client = undefined;
+    this.#checkout = undefined;
+    this.free.push(this);
   }
 }
 

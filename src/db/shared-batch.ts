@@ -13,7 +13,7 @@ import { TurnWork } from '../turn.js';
  */
 export class SharedBatch<Row, Group extends string | number = ''> {
   /** Per group (a window's size, say: one statement takes one), the keys asked and who waits. */
-  private pending = new Map<Group, { keys: Set<string>; waiting: Waiter<Row>[] }>();
+  private pending = new Map<Group, Batch<Row>>();
   private readonly turn = new TurnWork(() => this.flushAll());
 
   constructor(
@@ -40,16 +40,29 @@ export class SharedBatch<Row, Group extends string | number = ''> {
   }
 
   private flushAll(): void {
-    for (const [group, batch] of this.pending) this.flush(group, batch);
+    // A new map each turn: deleting from a long-lived one reallocates its table in old space.
+    const pending = this.pending;
+    this.pending = new Map();
+    for (const [group, batch] of pending) this.send(group, batch);
   }
 
-  private flush(group: Group, { keys, waiting }: { keys: Set<string>; waiting: Waiter<Row>[] }): void {
+  /** One group now, before the turn ends: its batch is full. */
+  private flush(group: Group, batch: Batch<Row>): void {
     this.pending.delete(group);
+    this.send(group, batch);
+  }
+
+  private send(group: Group, { keys, waiting }: Batch<Row>): void {
     settle(() => this.fetch([...keys], group)).then(
       (rows) => waiting.forEach((w) => w.resolve(rows)),
       (error: unknown) => waiting.forEach((w) => w.reject(error)),
     );
   }
+}
+
+interface Batch<Row> {
+  keys: Set<string>;
+  waiting: Waiter<Row>[];
 }
 
 interface Waiter<Row> {

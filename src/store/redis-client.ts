@@ -44,9 +44,9 @@ export function connectRedis(
   const commandTimeoutMs = options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS;
   const client = new (loadRedis())(url, {
     connectionName: `inkwell-${name}`,
-    // Off: an auto-pipeline is an ioredis Pipeline, and every Pipeline lives until a full
-    // collection (docs/decisions.md, "No ioredis Pipeline objects"). The hot path's
-    // commands go out together anyway (src/store/redis-turn.ts).
+    // Off: an auto-pipeline is an ioredis Pipeline, which lives until a full collection
+    // (docs/decisions.md, "Nothing per request lives until a full collection"). The hot
+    // path's commands go out together anyway (src/store/redis-turn.ts).
     enableAutoPipelining: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,

@@ -94,7 +94,7 @@ export class TurnPipeline {
     this.merges = new Map();
 
     // One write: the commands go straight to the connection while its socket is corked
-    // (docs/decisions.md, "No ioredis Pipeline objects").
+    // (docs/decisions.md, "Nothing per request lives until a full collection").
     const stream = client.stream;
     stream?.cork();
     try {
