@@ -41,3 +41,15 @@ export class TurnWork {
 export function nextCheckPhase(next: () => void): void {
   setImmediate(next);
 }
+
+/**
+ * The promise `start` returns; one that throws instead rejects it. A turn's work runs in an
+ * immediate, where a throw would fail the process rather than the callers waiting on it.
+ */
+export function started<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return start();
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+}

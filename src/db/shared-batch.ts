@@ -1,4 +1,4 @@
-import { TurnWork } from '../turn.js';
+import { started, TurnWork } from '../turn.js';
 
 /**
  * Lookups by key from concurrent requests, merged into one statement (docs/decisions.md,
@@ -53,7 +53,7 @@ export class SharedBatch<Row, Group extends string | number = ''> {
   }
 
   private send(group: Group, { keys, waiting }: Batch<Row>): void {
-    settle(() => this.fetch([...keys], group)).then(
+    started(() => this.fetch([...keys], group)).then(
       (rows) => waiting.forEach((w) => w.resolve(rows)),
       (error: unknown) => waiting.forEach((w) => w.reject(error)),
     );
@@ -96,19 +96,10 @@ export class SharedRead<A extends readonly (string | number)[], R> {
     const waiting = this.waiting;
     this.waiting = new Map();
     for (const callers of waiting.values()) {
-      settle(() => this.fetch(...callers[0]!.args)).then(
+      started(() => this.fetch(...callers[0]!.args)).then(
         (value) => callers.forEach((c) => c.resolve(value)),
         (error: unknown) => callers.forEach((c) => c.reject(error)),
       );
     }
-  }
-}
-
-/** The fetch's promise; a fetch that throws instead fails its callers, not the process (it runs in an immediate). */
-function settle<T>(fetch: () => Promise<T>): Promise<T> {
-  try {
-    return fetch();
-  } catch (error) {
-    return Promise.reject(error);
   }
 }

@@ -1,14 +1,14 @@
 import type { Redis } from 'ioredis';
-import { TurnWork } from '../turn.js';
+import { started, TurnWork } from '../turn.js';
 
 /**
  * The key-value commands of one event-loop turn, sent to Redis together at the turn's
  * check phase (docs/decisions.md, "one Redis pipeline per turn"): one write instead of
- * one per request. The reads of the turn become one MGET of
- * their distinct keys, each caller taking its own; the commands of a `Merge` (counts,
- * cost buckets) become one command per key. Other commands go in the order they were
- * asked, before the MGET: a read sent after a write of the same turn sees it, as it
- * would have one by one.
+ * one per request. The reads of the turn become one MGET of their distinct keys, each
+ * caller taking its own; the commands of a `Merge` (counts, cost buckets) become one
+ * command per key. Other commands go in the order they were asked, before the MGET: a
+ * read sent after a write of the same turn sees it, as it would have one by one. A
+ * command that throws as it is sent fails its own callers, not the turn's others.
  */
 export class TurnPipeline {
   private commands: Queued[] = [];
@@ -98,9 +98,9 @@ export class TurnPipeline {
     const stream = client.stream;
     stream?.cork();
     try {
-      for (const caller of commands) sent(() => caller.add(client)).then(caller.resolve, caller.reject);
+      for (const caller of commands) started(() => caller.add(client)).then(caller.resolve, caller.reject);
       if (readers.length > 0) {
-        sent(() => client.mget([...reads.keys()])).then(
+        started(() => client.mget([...reads.keys()])).then(
           (values) => readers.forEach((reader) => reader.resolve(reader.at.map((index) => values[index] ?? null))),
           (error: unknown) => readers.forEach((reader) => reader.reject(error)),
         );
@@ -108,7 +108,7 @@ export class TurnPipeline {
       for (const [merge, byKey] of merges) {
         for (const [key, callers] of byKey) {
           const items = callers.map((c) => c.item);
-          sent(() => merge.add(client, key, items)).then(
+          started(() => merge.add(client, key, items)).then(
             (reply) => {
               const answers = merge.split(reply, items);
               callers.forEach((caller, k) => caller.resolve(answers[k]));
@@ -124,15 +124,6 @@ export class TurnPipeline {
 }
 
 const turns = new WeakMap<Redis, TurnPipeline>();
-
-/** A command's reply; one that throws as it is sent rejects, so the turn's other commands still go. */
-function sent<T>(send: () => Promise<T>): Promise<T> {
-  try {
-    return send();
-  } catch (error) {
-    return Promise.reject(error as Error);
-  }
-}
 
 interface Settle<T> {
   resolve(value: T): void;
