@@ -42,9 +42,18 @@ const NOBODY: Identity = Object.freeze({ caller: ANONYMOUS });
 
 type Headers = Record<string, string | string[] | undefined>;
 
-export class CallerResolver {
-  private readonly memo = new WeakMap<object, Promise<Identity>>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The request's identity once asked for (CallerResolver.identify), on the request
+     * itself: a WeakMap keyed by requests grew its table in old space with every request
+     * (docs/decisions.md, "Nothing per request lives until a full collection").
+     */
+    identity: Promise<Identity> | null;
+  }
+}
 
+export class CallerResolver {
   constructor(
     private readonly tokens: AccessTokens,
     private readonly sessions: SessionStore,
@@ -52,12 +61,7 @@ export class CallerResolver {
 
   /** The identity of a Fastify request (cookies parsed by @fastify/cookie), once per request. */
   identify(request: FastifyRequest): Promise<Identity> {
-    let identity = this.memo.get(request);
-    if (!identity) {
-      identity = this.fromCredential(credentialFrom(request.headers, request.cookies));
-      this.memo.set(request, identity);
-    }
-    return identity;
+    return (request.identity ??= this.fromCredential(credentialFrom(request.headers, request.cookies)));
   }
 
   async caller(request: FastifyRequest): Promise<Caller> {

@@ -42,6 +42,8 @@ export async function setupAuth(app: FastifyInstance, deps: { config: Config; ba
   });
 
   await app.register(fastifyCookie);
+  // Set by auth.callers.identify, once per request (./caller.ts).
+  app.decorateRequest('identity', null);
   await registerRateLimit(app, auth.requestLimit);
   const clientOf = async (request: FastifyRequest) => clientKey(await auth.callers.caller(request), request.ip);
   const limiter = (group: string) =>
