@@ -26,6 +26,7 @@ import {
 } from './limits.js';
 import { expandedFields, MAX_EXPANDED_FIELDS } from './fields.js';
 import { CompiledOnRepeat, type Executable } from './executable.js';
+import { trimLocations } from './locations.js';
 
 /**
  * The transport-free half of every operation: parse → validate (spec rules, limits,
@@ -49,7 +50,8 @@ const LARGEST_CACHED_TEXT = 64 * 1024;
 /**
  * What an entry holds, estimated (measured with `global.gc` on documents of many shapes;
  * docs/limits.md): the text at two bytes a character, ~300 bytes per token for the
- * AST, its locations and the token list (comments included), and ~4 bytes per character
+ * AST as parsed, with its locations and token list (comments included; a kept document
+ * drops most of those, ./locations.ts: ~190 bytes, so the count errs high), and ~4 bytes per character
  * of the function graphql-jit generated for each compiled operation (its source, code and
  * per-field plan: a 3.6 KB document of 30 aliases compiles to 0.5 MB of source and holds 2.4 MB).
  */
@@ -76,6 +78,8 @@ interface DocumentEntry {
   /** Estimated bytes held, grown as operations of the document are compiled. */
   bytes: number;
   readonly document: DocumentNode | undefined;
+  /** Tokens of the document as parsed, comments included (0 when refused or not kept). */
+  readonly tokens: number;
   readonly errors: readonly GraphQLError[] | undefined;
   readonly fragments: ReturnType<typeof collectFragments> | undefined;
   /** Compiled operations by operation name ('' for the only one), or why it cannot compile; never names the document lacks. */
@@ -189,6 +193,7 @@ export class OperationPipeline {
       // The text and compact errors only: no AST, no source, no stack.
       bytes: ENTRY_BASE_BYTES + query.length * 2 + errors.length * 512,
       document: undefined,
+      tokens: 0,
       errors: errors.map(compact),
       fragments: undefined,
       operations: new Map(),
@@ -205,11 +210,14 @@ export class OperationPipeline {
     }
     const errors = validate(this.schema, document, this.rules);
     if (errors.length > 0) return failed(errors.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED')));
-    // Tokens are counted only for documents that may be kept.
-    const tokens = query.length <= LARGEST_CACHED_TEXT ? tokenCount(document) : 0;
+    // Tokens are counted, and locations trimmed, only for documents that may be kept.
+    const kept = query.length <= LARGEST_CACHED_TEXT;
+    const tokens = kept ? tokenCount(document) : 0;
+    if (kept) trimLocations(document);
     return {
       bytes: ENTRY_BASE_BYTES + query.length * 2 + tokens * BYTES_PER_TOKEN,
       document,
+      tokens,
       errors: undefined,
       fragments: collectFragments(document),
       operations: new Map(),
@@ -238,7 +246,7 @@ export class OperationPipeline {
     // The generated code, once there is any, counts in the entry (should graphql-jit stop
     // handing its source back: the most a token was measured to cost compiled).
     const executable = new CompiledOnRepeat(this.schema, document, operationName, (sourceChars) =>
-      this.grow(query, entry, sourceChars !== undefined ? sourceChars * BYTES_PER_COMPILED_CHAR : tokenCount(document) * 3_000),
+      this.grow(query, entry, sourceChars !== undefined ? sourceChars * BYTES_PER_COMPILED_CHAR : entry.tokens * 3_000),
     );
     return {
       operation: { document, operationName, operationType: ast.operation, executable, key: `${operationName ?? ''}\u0000${query}` },

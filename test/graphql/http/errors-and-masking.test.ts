@@ -241,6 +241,28 @@ describe('request errors carry a code and nothing else', () => {
     });
   });
 
+  it('a cached document keeps the locations of its errors, interpreted and compiled (src/graphql/operation/locations.ts)', async () => {
+    const query = 'query Limits($n: Int!) {\n  first: posts(limit: 1) { id }\n    second: posts(limit: $n) { id }\n}';
+    // Executions 1–9 are graphql-js's, the rest graphql-jit's (src/graphql/operation/executable.ts).
+    for (let run = 1; run <= 12; run++) {
+      const field = await prod.gql(query, { n: 1000 });
+      expect(field.status).toBe(200);
+      expect(field.body.errors).toEqual([
+        {
+          message: expect.stringMatching(/limit/),
+          extensions: { code: 'BAD_USER_INPUT', argument: 'limit' },
+          locations: [{ line: 3, column: 5 }],
+          path: ['second'],
+        },
+      ]);
+      const variable = await prod.gql(query, { n: 'many' });
+      expect(variable.status).toBe(400);
+      expect(variable.body.errors).toEqual([
+        { message: expect.stringMatching(/\$n/), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' }, locations: [{ line: 1, column: 14 }] },
+      ]);
+    }
+  });
+
   it('an anonymous mutation is UNAUTHENTICATED in production, with nothing stored', async () => {
     const db = prod.inkwell.backends.db.kysely;
     const before = await db.selectFrom('books').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
