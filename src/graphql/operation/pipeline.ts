@@ -26,7 +26,7 @@ import {
 } from './limits.js';
 import { expandedFields, MAX_EXPANDED_FIELDS } from './fields.js';
 import { CompiledOnRepeat, type Executable } from './executable.js';
-import { trimLocations } from './locations.js';
+import { trimKeptDocument } from './kept-document.js';
 
 /**
  * The transport-free half of every operation: parse → validate (spec rules, limits,
@@ -51,7 +51,7 @@ const LARGEST_CACHED_TEXT = 64 * 1024;
  * What an entry holds, estimated (measured with `global.gc` on documents of many shapes;
  * docs/limits.md): the text at two bytes a character, ~300 bytes per token for the
  * AST as parsed, with its locations and token list (comments included; a kept document
- * drops most of those, ./locations.ts: ~190 bytes, so the count errs high), and ~4 bytes per character
+ * drops most of those, ./kept-document.ts: ~170 bytes, so the count errs high), and ~4 bytes per character
  * of the function graphql-jit generated for each compiled operation (its source, code and
  * per-field plan: a 3.6 KB document of 30 aliases compiles to 0.5 MB of source and holds 2.4 MB).
  */
@@ -210,10 +210,10 @@ export class OperationPipeline {
     }
     const errors = validate(this.schema, document, this.rules);
     if (errors.length > 0) return failed(errors.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED')));
-    // Tokens are counted, and locations trimmed, only for documents that may be kept.
+    // Tokens are counted, and the AST trimmed, only for documents that may be kept.
     const kept = query.length <= LARGEST_CACHED_TEXT;
     const tokens = kept ? tokenCount(document) : 0;
-    if (kept) trimLocations(document);
+    if (kept) trimKeptDocument(document);
     return {
       bytes: ENTRY_BASE_BYTES + query.length * 2 + tokens * BYTES_PER_TOKEN,
       document,

@@ -241,7 +241,7 @@ describe('request errors carry a code and nothing else', () => {
     });
   });
 
-  it('a cached document keeps the locations of its errors, interpreted and compiled (src/graphql/operation/locations.ts)', async () => {
+  it('a cached document keeps the locations of its errors, interpreted and compiled (src/graphql/operation/kept-document.ts)', async () => {
     const query = 'query Limits($n: Int!) {\n  first: posts(limit: 1) { id }\n    second: posts(limit: $n) { id }\n}';
     // Executions 1–9 are graphql-js's, the rest graphql-jit's (src/graphql/operation/executable.ts).
     for (let run = 1; run <= 12; run++) {

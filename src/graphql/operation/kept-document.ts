@@ -1,13 +1,14 @@
 import type { ASTNode, DocumentNode, Location, Source } from 'graphql';
 
 /**
- * What a cached document keeps of its locations once it is validated (docs/limits.md,
- * "Memory"). The parser gives every node a Location linked to the document's whole token
- * list; a kept document holds them for as long as it is cached, and a major collection
- * marks each one. After validation only execution errors read locations: graphql-js
- * from `loc.source` and `loc.start` of the nodes named here, graphql-jit from
- * `loc.startToken.line` and `.column` when it compiles. Those nodes keep a small location
- * that answers both; every other node's is dropped, and with them the token list.
+ * What a cached document keeps once it is validated (docs/limits.md, "Memory"): it is
+ * held for as long as it is cached, and each major collection marks every object of it.
+ * The parser gives every node a Location linked to the document's whole token list;
+ * after validation only execution errors read locations: graphql-js from `loc.source`
+ * and `loc.start` of the nodes named here, graphql-jit from `loc.startToken.line` and
+ * `.column` when it compiles. Those nodes keep a small location that answers both;
+ * every other node's is dropped, and with them the token list. Empty lists (each
+ * field's arguments and directives) become one shared list: nothing mutates an AST.
  */
 const LOCATED = new Set<string>([
   'OperationDefinition',
@@ -19,6 +20,9 @@ const LOCATED = new Set<string>([
   'ListType',
   'NonNullType',
 ]);
+
+/** One empty list for them all: the parser makes a new `[]` for each field's arguments and directives. */
+const NONE: readonly never[] = Object.freeze([]);
 
 /** A location without tokens: its own line and column stand in for its start token's. */
 class KeptLocation {
@@ -41,8 +45,8 @@ class KeptLocation {
   }
 }
 
-/** Drops, in place, the locations that nothing reads after validation (above). */
-export function trimLocations(document: DocumentNode): void {
+/** Trims a validated document in place (above). */
+export function trimKeptDocument(document: DocumentNode): void {
   trim(document);
 }
 
@@ -53,6 +57,7 @@ function trim(node: ASTNode): void {
     if (key === 'loc') {
       if (value) fields.loc = LOCATED.has(node.kind) ? new KeptLocation(value as Location) : undefined;
     } else if (Array.isArray(value)) {
+      if (value.length === 0) fields[key] = NONE;
       for (const child of value) if (child !== null && typeof child === 'object') trim(child as ASTNode);
     } else if (value !== null && typeof value === 'object' && 'kind' in value) trim(value as ASTNode);
   }
