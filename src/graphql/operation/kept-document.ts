@@ -55,7 +55,12 @@ function trim(node: ASTNode): void {
   for (const key in fields) {
     const value = fields[key];
     if (key === 'loc') {
-      if (value) fields.loc = LOCATED.has(node.kind) ? new KeptLocation(value as Location) : undefined;
+      if (!value) continue;
+      if (LOCATED.has(node.kind)) fields.loc = new KeptLocation(value as Location);
+      // The parser adds `loc` last, so deleting it takes a node back to its shape when
+      // unlocated (with no slot for it); the document's has `tokenCount` after it: cleared.
+      else if (node.kind === 'Document') fields.loc = undefined;
+      else delete fields.loc;
     } else if (Array.isArray(value)) {
       if (value.length === 0) fields[key] = NONE;
       for (const child of value) if (child !== null && typeof child === 'object') trim(child as ASTNode);

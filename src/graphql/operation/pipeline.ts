@@ -51,7 +51,7 @@ const LARGEST_CACHED_TEXT = 64 * 1024;
  * What an entry holds, estimated (measured with `global.gc` on documents of many shapes;
  * docs/limits.md): the text at two bytes a character, ~300 bytes per token for the
  * AST as parsed, with its locations and token list (comments included; a kept document
- * drops most of those, ./kept-document.ts: ~170 bytes, so the count errs high), and ~4 bytes per character
+ * drops most of those, ./kept-document.ts: ~145 bytes, so the count errs high), and ~4 bytes per character
  * of the function graphql-jit generated for each compiled operation (its source, code and
  * per-field plan: a 3.6 KB document of 30 aliases compiles to 0.5 MB of source and holds 2.4 MB).
  */
