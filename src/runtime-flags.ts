@@ -14,4 +14,5 @@ import { setFlagsFromString } from 'node:v8';
 setFlagsFromString('--no-allocation-site-pretenuring');
 
 const HEAP_GROWING_PERCENT = 100;
-if (!process.execArgv.some((flag) => flag.startsWith('--heap-growing-percent'))) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+const chosenByOperator = process.execArgv.some((flag) => flag.startsWith('--heap-growing-percent'));
+if (!chosenByOperator) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
