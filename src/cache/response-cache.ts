@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { EVERYTHING, type LocalVersions, type Version, type VersionStore } from './versions.js';
 import { Recorder } from './recorder.js';
-import { CallerScope, isExcluded, levelsOf, ROLE, scopeKey, USER, type SharingCaller } from './sharing.js';
+import { admits, CallerScope, isExcluded, levelsOf, ROLE, scopeKey, USER, type SharingCaller } from './sharing.js';
 
 /**
  * Whole-response cache for queries (docs/decisions.md): the bytes of an error-free
@@ -32,21 +32,25 @@ type Answer = { body: Body; cost: number | undefined };
 
 /** Requests waiting for a running execution's answer (docs/caching.md, "Joining an execution"). */
 class Joiners {
-  private waiting: ((answer: Answer | undefined) => void)[] | undefined;
+  private waiting: { caller: SharingCaller; resolve: (answer: Answer | undefined) => void }[] | undefined;
   private settled = false;
 
   constructor(readonly joinKey: string) {}
 
-  /** Its answer; undefined when it had none to share (each joiner then executes itself). Asked only while it runs. */
-  answer(): Promise<Answer | undefined> {
-    return new Promise((resolve) => (this.waiting ??= []).push(resolve));
+  /**
+   * Its answer for `caller`; undefined when it had none to share, or its execution came to
+   * depend on more of its caller than `caller` shares (each such joiner then executes itself).
+   * Asked only while it runs.
+   */
+  answer(caller: SharingCaller): Promise<Answer | undefined> {
+    return new Promise((resolve) => (this.waiting ??= []).push({ caller, resolve }));
   }
 
-  /** The first call counts. */
-  settle(answer: Answer | undefined): void {
+  /** The first call counts; `scope`: what the execution depended on of its caller. */
+  settle(answer: Answer | undefined, scope: CallerScope): void {
     if (this.settled) return;
     this.settled = true;
-    for (const resolve of this.waiting ?? []) resolve(answer);
+    for (const { caller, resolve } of this.waiting ?? []) resolve(answer && admits(scope, caller) ? answer : undefined);
     this.waiting = undefined;
   }
 }
@@ -82,6 +86,8 @@ export class ResponseCache {
   private readonly lastTags: LRUCache<string, readonly string[]>;
   /** Misses executing now, by caller and request (`joinKey`): as many as the requests under way, at most. */
   private readonly running = new Map<string, CacheSlot>();
+  /** The newest of them for each request, whoever the caller (`base`): no more entries than `running`. */
+  private readonly newest = new Map<string, CacheSlot>();
   private readonly operationIds = new WeakMap<CacheableOperation, string>();
   private nextOperationId = 0;
   /** Answers served from the cache (`served`), and lookups that had to execute (tests). */
@@ -162,17 +168,25 @@ export class ResponseCache {
   }
 
   /**
-   * A miss joins the same request of the same caller while it executes, if everything that
-   * execution has read so far is unchanged now (`versionNow`): its answer then holds data
-   * current while this request was under way (docs/caching.md, "Joining an execution").
+   * A miss joins the same request while it executes, if everything that execution has read
+   * so far is unchanged now (`versionNow`): its answer then holds data current while this
+   * request was under way. The same caller's execution first; else the newest one of any
+   * caller whose answer, by what it depended on of its caller so far, this caller may share,
+   * as a stored answer would be shared (docs/caching.md, "Joining an execution").
    * Otherwise it executes, and others may join it.
    */
   private miss(base: string, caller: SharingCaller, recorder: Recorder, versionNow: (tag: string) => Version | undefined): Lookup | Promise<Lookup> {
     const joinKey = `${scopeKey(caller, USER)}\u0001${base}`;
     const slot: CacheSlot = { base, scope: new CallerScope(caller), recorder, joiners: new Joiners(joinKey) };
-    const running = this.running.get(joinKey);
-    if (running && running.recorder.tags.every((tag, i) => versionNow(tag) === running.recorder.versions[i])) {
-      return running.joiners.answer().then((answer) => {
+    const current = (running: CacheSlot | undefined): running is CacheSlot =>
+      running !== undefined && running.recorder.tags.every((tag, i) => versionNow(tag) === running.recorder.versions[i]);
+    let running = this.running.get(joinKey);
+    if (!current(running)) {
+      const other = this.newest.get(base);
+      running = current(other) && admits(other.scope, caller) ? other : undefined;
+    }
+    if (running) {
+      return running.joiners.answer(caller).then((answer) => {
         if (answer) return answer;
         this.stats.misses++;
         return slot;
@@ -181,6 +195,7 @@ export class ResponseCache {
     this.stats.misses++;
     // A newer execution: later requests join it (one whose reads moved on still answers its own joiners).
     this.running.set(joinKey, slot);
+    this.newest.set(base, slot);
     return slot;
   }
 
@@ -217,7 +232,8 @@ export class ResponseCache {
   private settle(slot: CacheSlot, answer: Answer | undefined): void {
     const { joiners } = slot;
     if (this.running.get(joiners.joinKey) === slot) this.running.delete(joiners.joinKey);
-    joiners.settle(answer);
+    if (this.newest.get(slot.base) === slot) this.newest.delete(slot.base);
+    joiners.settle(answer, slot.scope);
   }
 
   /** A hit was answered: a lookup's hit may still be refused, by a count made beside it (src/graphql/operation/core.ts). */

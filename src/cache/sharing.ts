@@ -68,3 +68,12 @@ const ANONYMOUS_LEVELS: readonly Level[] = [SHARED, ROLE];
 export function isExcluded(caller: SharingCaller, excluded: ReadonlySet<string> | undefined): boolean {
   return excluded !== undefined && caller.kind === 'user' && excluded.has(caller.id);
 }
+
+/**
+ * Whether an answer that depended on `scope` (so far) of its caller is also `caller`'s:
+ * the key it would be kept under is the one `caller`'s lookup tries at that level.
+ */
+export function admits(scope: CallerScope, caller: SharingCaller): boolean {
+  const { level } = scope;
+  return scopeKey(caller, level) === scopeKey(scope.caller, level) && !(level === ROLE && isExcluded(caller, scope.excluded));
+}

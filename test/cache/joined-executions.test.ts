@@ -4,17 +4,19 @@ import { startServer, type TestServer, withoutCost } from '../helpers/server.js'
 
 /**
  * Requests that join a running execution (docs/caching.md, "Joining an execution"), over
- * real HTTP: the same query of the same caller, arriving while it executes, is answered by
- * that one execution, byte for byte; a write's answer still reaches every request sent
- * after it. `responseCache.stats` counts executions (`misses`) and answers served (`hits`).
+ * real HTTP: the same query of the same caller, or of callers who share its answer,
+ * arriving while it executes, is answered by that one execution, byte for byte; a
+ * write's answer still reaches every request sent after it. `responseCache.stats` counts executions (`misses`) and answers served (`hits`).
  */
 let server: TestServer;
 let admin: SignedIn;
+let readers: SignedIn[];
 let welcome: string;
 
 beforeAll(async () => {
   server = await startServer({ SEED_DEMO_DATA: 'auto' });
   admin = await signIn(server, 'admin@inkwell.test');
+  readers = await Promise.all(['alice', 'bob', 'carol', 'dave'].map((name) => signIn(server, `${name}@inkwell.test`)));
   const post = await server.inkwell.backends.db.kysely.selectFrom('posts').select('id').where('title', '=', 'Welcome to Inkwell').executeTakeFirstOrThrow();
   welcome = post.id;
 });
@@ -23,8 +25,9 @@ afterAll(() => server.close());
 const stats = () => ({ ...server.inkwell.responseCache!.stats });
 const FRONT_PAGE = '{ posts(limit: 20) { id title createdAt author { id name } } }';
 
-async function ask(query: string): Promise<string> {
-  const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+async function ask(query: string, caller?: SignedIn): Promise<string> {
+  const headers = { 'content-type': 'application/json', ...caller?.headers };
+  const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query }) });
   const text = await res.text();
   expect(res.status, text).toBe(200);
   return withoutCost(text);
@@ -47,6 +50,25 @@ describe('joining a running execution', () => {
     expect(answers[0]).toContain('Welcome to Inkwell, again');
     expect(after.misses - before.misses).toBe(1);
     expect(after.hits - before.hits).toBe(7);
+  });
+
+  it("callers who share a published post's page join one execution; each caller's `me` runs for them", async () => {
+    const page = `{ post(id: "${welcome}") { id title likes author { id name } } }`;
+    await ask(page);
+    await retitle('Welcome to Inkwell, shared');
+    let before = stats();
+    const answers = await Promise.all([undefined, ...readers].map((caller) => ask(page, caller)));
+    let after = stats();
+    expect(new Set(answers).size).toBe(1);
+    expect(answers[0]).toContain('Welcome to Inkwell, shared');
+    expect(after.misses - before.misses).toBe(1);
+    expect(after.hits - before.hits).toBe(4);
+
+    before = stats();
+    const mine = await Promise.all(readers.map((caller) => ask('{ me { id email } }', caller)));
+    after = stats();
+    readers.forEach((caller, i) => expect(mine[i]).toContain(caller.user.email));
+    expect(after.misses - before.misses).toBe(readers.length);
   });
 
   it('a request sent after a write was answered sees it, whatever was running', async () => {

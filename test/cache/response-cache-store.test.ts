@@ -91,7 +91,7 @@ for (const [name, make] of [
       expect(await serve(cache, bob, byIdentity, vars)).toEqual({ body: 'theirs', hit: true });
     });
 
-    describe('a miss joins the same request of the same caller while it executes', () => {
+    describe('a miss joins the same request while it executes, of the same caller or one whose answer it shares', () => {
       /** A cache whose request for p:1 ran once and went old (so, with Redis, the lookup fetches p:1 with its versions). */
       async function warmed() {
         const versions = make();
@@ -154,15 +154,51 @@ for (const [name, make] of [
         expect(await serve(cache, ANONYMOUS, reading(data, ['p:1']))).toEqual({ body: 'two', hit: false });
       });
 
-      it('another caller does not join: it executes itself', async () => {
+      it("another caller's, when what it depended on of its caller is shared: answered by it", async () => {
         const { cache, open, executed, slow } = await warmed();
         const first = serve(cache, alice, slow);
         await turn();
         const second = serve(cache, bob, slow);
+        const third = serve(cache, ANONYMOUS, slow);
         await turn();
         open();
         expect(await first).toEqual({ body: 'one', hit: false });
-        expect(await second).toEqual({ body: 'one', hit: false });
+        expect(await second).toEqual({ body: 'one', hit: true });
+        expect(await third).toEqual({ body: 'one', hit: true });
+        expect(executed).toEqual(['one']);
+      });
+
+      it("not another caller's that already depended on its identity: it executes itself at once", async () => {
+        const { cache, data, open, executed, slow } = await warmed();
+        const mine = async (slot: CacheSlot, caller: Caller) => (isSelf(caller, 'alice') ? 'mine:' : 'theirs:') + (await slow(slot));
+        const first = serve(cache, alice, mine);
+        await turn();
+        // Not waiting for alice's execution (still at its gate): bob's own answer comes first.
+        expect(await serve(cache, bob, async (slot, caller) => (isSelf(caller, 'alice') ? 'mine:' : 'theirs:') + (await reading(data, ['p:1'])(slot)))).toEqual({
+          body: 'theirs:one',
+          hit: false,
+        });
+        open();
+        expect(await first).toEqual({ body: 'mine:one', hit: false });
+        expect(executed).toEqual(['one']);
+      });
+
+      it('one that came to depend on more of its caller than the joiner shares: the joiner executes itself after it', async () => {
+        const { cache, open, executed, slow } = await warmed();
+        // Asks the role only after its read: anonymous and signed-in callers joined by then.
+        const late = async (slot: CacheSlot, caller: Caller) => {
+          const body = await slow(slot);
+          return `${can(caller, 'write:posts') ? 'drafts' : 'published'}:${body}`;
+        };
+        const first = serve(cache, eddie, late);
+        await turn();
+        const editor = serve(cache, edna, late);
+        const reader = serve(cache, alice, late);
+        await turn();
+        open();
+        expect(await first).toEqual({ body: 'drafts:one', hit: false });
+        expect(await editor).toEqual({ body: 'drafts:one', hit: true });
+        expect(await reader).toEqual({ body: 'published:one', hit: false });
         expect(executed).toEqual(['one', 'one']);
       });
 
