@@ -21,10 +21,15 @@ export const tags = {
   reactions: (postId: string) => `r:${postId}`,
   /** A post's like count, its reactions of type `like` (Post.likes, the post cache): other types leave it. */
   likes: (postId: string) => `l:${postId}`,
-  /** The list of all posts (Query.posts). */
+  /** The list of all posts (Query.posts): its rows, as a listing shows them (no content or tags). */
   posts: 'P',
-  /** An author's posts and their counts (User.posts, User.postsCount). */
+  /** An author's posts and their counts (User.posts, User.postsCount), as a listing shows them. */
   postsBy: (authorId: string) => `a:${authorId}`,
+  /**
+   * The content and tags of the posts in any list: read with `posts` or `postsBy` by a list
+   * that shows them. An edit of only these bumps this and the post, and leaves the listings.
+   */
+  postContents: 'C',
   /** A user's row (name, email, role, …). */
   user: (id: string) => `u:${id}`,
   /** The list of users (Query.users, with or without a role filter). */

@@ -6,7 +6,7 @@ import type { DomainDeps } from './deps.js';
 import { newId, nowIso } from './ids.js';
 import type { PostCache, PostWithLikes } from './post-cache.js';
 import { PostPages } from './post-pages.js';
-import { authorsNewest, fromRows, toPost, type ListingRow } from './post-queries.js';
+import { authorsNewest, fromRows, LISTING_COLUMNS, toPost, type ListingRow } from './post-queries.js';
 import { tags, type Reads } from '../cache/reads.js';
 import { SharedBatch } from '../db/shared-batch.js';
 import { statementsOf } from '../db/statements.js';
@@ -84,7 +84,7 @@ export class PostService {
   async list(caller: Caller, page: Page, reads: Reads, columns: PostColumns): Promise<PostListing[]>;
   async list(caller: Caller, page: Page, reads: Reads, columns: PostColumns = 'all'): Promise<PostListing[]> {
     const { limit, offset } = checkPage(page.limit, page.offset);
-    const rows = await reads.read([tags.posts], () => this.pages.rows(caller, limit, offset, columns));
+    const rows = await reads.read(listTags([tags.posts], columns), () => this.pages.rows(caller, limit, offset, columns));
     return rows.map(fromRows(columns));
   }
 
@@ -122,7 +122,7 @@ export class PostService {
     const unique = [...new Set(authorIds)];
     const end = offset + limit;
     const windows = this.windows[columns];
-    const pages = await reads.read(unique.map(tags.postsBy), async () => {
+    const pages = await reads.read(listTags(unique.map(tags.postsBy), columns), async () => {
       const newest = await this.newestByAuthors(windows.newest, unique, end);
       const hidden = unique.filter((id) => newest.get(id)?.some((row) => row.published === 0) && !canSeeUnpublished(caller, id));
       if (hidden.length > 0) {
@@ -225,7 +225,7 @@ export class PostService {
       // Found and the caller's on this read, yet not updated: not possible while a post keeps its author.
       throw new NotFoundError('Post');
     }
-    await this.deps.versions.bump(changedPost(updated));
+    await this.deps.versions.bump(changedPost(updated, changes));
     return toPost(updated);
   }
 
@@ -284,9 +284,19 @@ export class PostService {
   }
 }
 
-/** A post's row changed: the post and the lists it is in. */
-function changedPost(row: Pick<PostRow, 'id' | 'author_id'>): string[] {
-  return [tags.post(row.id), tags.posts, tags.postsBy(row.author_id)];
+/**
+ * A post's row changed (`changed`: those columns; any when not said): the post, and the
+ * lists it is in as far as they show what changed (a listing shows no content or tags).
+ */
+function changedPost(row: Pick<PostRow, 'id' | 'author_id'>, changed?: Partial<PostsTable>): string[] {
+  const listed = !changed || LISTING_COLUMNS.some((column) => column in changed);
+  const contents = !changed || 'content' in changed || 'tags' in changed;
+  return [tags.post(row.id), ...(listed ? [tags.posts, tags.postsBy(row.author_id)] : []), ...(contents ? [tags.postContents] : [])];
+}
+
+/** The tags a list's read records: its own, and the lists' content when it reads every column. */
+function listTags(own: string[], columns: PostColumns): string[] {
+  return columns === 'all' ? [...own, tags.postContents] : own;
 }
 
 function requireWriter(caller: Caller): SignedInCaller {

@@ -125,6 +125,37 @@ describe('a reaction to one post', () => {
   });
 });
 
+describe("an edit of a post's content and tags only", () => {
+  it('leaves the listings warm (they show neither) and makes whatever shows them fresh', async () => {
+    const listings: [string, Record<string, unknown>][] = [
+      ['{ posts(limit: 100) { id title createdAt author { id name } } }', {}],
+      ['query ($id: ID!) { user(id: $id) { name postsCount posts(limit: 10) { id title published } } }', { id: ids.editor }],
+    ];
+    const showing: [string, Record<string, unknown>][] = [
+      ['{ posts(limit: 100) { id title content } }', {}],
+      ['query ($id: ID!) { user(id: $id) { posts(limit: 10) { id tags } } }', { id: ids.editor }],
+      ['query ($id: ID!) { post(id: $id) { id content tags } }', { id: ids.welcome }],
+    ];
+    const before = new Map<string, string>();
+    for (const [query, variables] of [...listings, ...showing]) before.set(query, await warm(query, variables));
+
+    await write('mutation ($id: ID!) { updatePost(id: $id, content: "Rewritten", tags: ["fresh"]) { id } }', { id: ids.welcome }, editor);
+
+    for (const [query, variables] of listings) {
+      const answer = await ask(query, variables);
+      expect(answer.fromCache, `${query} stays warm`).toBe(true);
+      expect(answer.text).toBe(before.get(query));
+      expect(answer.text).toBe((await fresh(query, variables)).text);
+    }
+    for (const [query, variables] of showing) {
+      const answer = await ask(query, variables);
+      expect(answer.fromCache, `${query} is executed again`).toBe(false);
+      expect(answer.text).not.toBe(before.get(query));
+      expect(answer.text).toBe((await fresh(query, variables)).text);
+    }
+  });
+});
+
 describe('a reaction of another type than like', () => {
   it('leaves the like counts warm and makes the reaction lists fresh', async () => {
     const likes: [string, Record<string, unknown>][] = [
@@ -373,6 +404,8 @@ describe('every write path leaves no cached response stale', () => {
       newPost = data.createPost.id;
     }));
   it('updatePost', () => afterWrite(() => write('mutation ($id: ID!) { updatePost(id: $id, title: "Fresh, renamed", tags: ["t"]) { id } }', { id: newPost }, editor2)));
+  it('updatePost (content and tags only, a published post)', () =>
+    afterWrite(() => write('mutation ($id: ID!) { updatePost(id: $id, content: "Edited again", tags: ["e"]) { id } }', { id: ids.podBay }, admin)));
   it('publishPost', () => afterWrite(() => write('mutation ($id: ID!) { publishPost(id: $id) { id } }', { id: newPost }, editor2)));
   it('createPost (published)', () =>
     afterWrite(() => write('mutation ($a: ID!) { createPost(title: "Out now", authorId: $a, published: true) { id } }', { a: ids.editor2 }, editor2)));
