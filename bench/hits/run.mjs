@@ -6,13 +6,16 @@
  *     parsed once, executed every time;
  *   - Mercurius + graphql-jit on in-memory data: the plain reference
  *     (bench/reference/server.mjs) with REFERENCE_DATA=memory, which reads the users
- *     into a Map at start and touches no database while measured.
- * Each round loads all three in turn, in an order reversed every other round; a row
+ *     into a Map at start and touches no database while measured;
+ *   - the framework's floor (bench/fastify-floor.mjs): Fastify answering the hit's bytes
+ *     with no GraphQL work, as a measure of what the hit costs above it (no target).
+ * Each round loads all four in turn, in an order reversed every other round; a row
  * shows the round with the median ratio, with each server's CPU µs per request.
  *
  *   npm run build && node bench/hits/run.mjs       (also: node bench/run.mjs hits)
  */
 import { fileURLToPath } from 'node:url';
+import { startFastifyFloor } from '../lib/ceiling.mjs';
 import { installCleanup } from '../lib/children.mjs';
 import { waitForQuiet } from '../lib/cpu.mjs';
 import { withoutCost } from '../lib/cost-report.mjs';
@@ -40,10 +43,12 @@ export async function runHits(ctx = {}) {
     servers.push(executed);
     const memory = await startReference({ databaseUrl: `file:${db.dbFile}`, issuer: hit.url, env: { REFERENCE_DATA: 'memory' } });
     servers.push(memory);
-    const sides = { hit, executed, memory };
-
     const userId = db.userIds[0];
     const body = JSON.stringify({ query: `{ user(id: "${userId}") { id name } }` });
+    const first = await postGraphQL(hit.graphqlUrl, body);
+    const floor = await startFastifyFloor({ bytes: first.bytes, contentType: first.contentType });
+    servers.push(floor);
+    const sides = { hit, executed, memory, floor };
     // Every side must give the same answer (Inkwell's without its cost report), checked again on every warm-up response.
     const answers = await Promise.all(Object.values(sides).map(async (s) => withoutCost((await postGraphQL(s.graphqlUrl, body)).bytes.toString('utf8'))));
     if (!answers.every((a) => a === answers[0]) || !answers[0].includes(userId)) throw new Error(`hits: the servers answer differently: ${answers.join(' / ')}`);
@@ -51,7 +56,7 @@ export async function runHits(ctx = {}) {
     const load = { ...LOAD_DEFAULTS, ...ctx.load };
     const rounds = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? ['hit', 'executed', 'memory'] : ['memory', 'executed', 'hit'];
+      const order = round % 2 === 0 ? ['hit', 'executed', 'memory', 'floor'] : ['floor', 'memory', 'executed', 'hit'];
       const results = {};
       for (const name of order) {
         await waitForQuiet({ log: (m) => log(m) });
@@ -63,6 +68,7 @@ export async function runHits(ctx = {}) {
     return [
       row('user(id) { id name }: Inkwell, a response-cache hit ÷ Mercurius + graphql-jit on in-memory data', rounds, 'memory', HIT_TARGET),
       row('user(id) { id name }: Inkwell, a response-cache hit ÷ Inkwell executing it (response cache off; entity caches on)', rounds, 'executed', UNCACHED_TARGET),
+      row('user(id) { id name }: Inkwell, a response-cache hit ÷ Fastify answering its bytes with no GraphQL work (the floor; no target)', rounds, 'floor', undefined),
     ];
   } finally {
     for (const server of servers.reverse()) await server.stop();
