@@ -126,6 +126,12 @@ export async function mirrorSessions(from, to) {
   });
 }
 
+/** How many reactions and posts a copy holds: the writes grow each copy at its own server's rate. */
+export async function rowCounts(target) {
+  const [row] = await withDb(target, (sql) => sql('select (select count(*) from reactions) as reactions, (select count(*) from posts) as posts'));
+  return { reactions: Number(row.reactions), posts: Number(row.posts) };
+}
+
 /** Ends a session in each database, as sign-out does. */
 export async function revokeSession(targets, sessionId) {
   for (const target of targets) {

@@ -37,7 +37,7 @@ import { formatTables } from '../lib/table.mjs';
 import { insertUsersAndPosts } from '../postgres/seed.mjs';
 import { missingServers, query, startPostgres, startRedis } from '../postgres/servers.mjs';
 import { REFERENCE_POOL_SIZE, startReference } from '../reference/start.mjs';
-import { copySqliteDatabase, prepareAccounts, prepareEditors, tokenKeeper } from './accounts.mjs';
+import { copySqliteDatabase, prepareAccounts, prepareEditors, rowCounts, tokenKeeper } from './accounts.mjs';
 import { drawWeights, READ_SHAPES, readShares, seededRandom, WRITE_KINDS } from './mix.mjs';
 import { BURST_WINDOW_MS, SLOW_MS } from './open-loop.mjs';
 import { checkParity, sameAnswer } from './parity.mjs';
@@ -300,6 +300,7 @@ async function trafficOf(b, { scenario, load, weights, seed }) {
 async function measureTraffic({ backends, scenario, load, nextSeed, weights, builds }) {
   const name = mixLabel(scenario);
   const rounds = [];
+  const before = await Promise.all(backends.map((b) => sizesOf(b)));
   for (let round = 0; round < ROUNDS; round++) {
     const seed = nextSeed();
     const results = {};
@@ -315,13 +316,15 @@ async function measureTraffic({ backends, scenario, load, nextSeed, weights, bui
     }
     rounds.push(results);
   }
+  const after = await Promise.all(backends.map((b) => sizesOf(b)));
   const rows = [];
   for (const cache of scenario.caches) {
     const label = `${name}, ${CACHE_LABEL[cache]}`;
     const targetOf = scenario.mix === 'writes-only' ? WRITES_ONLY_TARGET : target(cache, scenario.writes);
-    for (const b of backends) {
+    for (const [i, b] of backends.entries()) {
       const perRound = rounds.map((r) => ({ service: r[b.name][`current-${cache}`], ceiling: r[b.name].reference, base: r[b.name][`baseline-${cache}`] }));
-      rows.push(row({ table: 'reference', scenario: `${label} — ${b.label}`, rounds: perRound, target: targetOf, sides: ['Inkwell', 'reference'] }));
+      const measured = row({ table: 'reference', scenario: `${label} — ${b.label}`, rounds: perRound, target: targetOf, sides: ['Inkwell', 'reference'] });
+      rows.push({ ...measured, notes: [measured.notes, growthNote(before[i], after[i], `current-${cache}`)].filter(Boolean).join('; ') });
     }
     if (backends.length === 2) {
       const pairs = rounds.map((r) => ({ service: r.postgres[`current-${cache}`], ceiling: r.sqlite[`current-${cache}`] }));
@@ -335,6 +338,24 @@ async function measureTraffic({ backends, scenario, load, nextSeed, weights, bui
     }
   }
   return rows;
+}
+
+/** Rows in each copy of backend `b` (reference and every Inkwell), by copy key. */
+async function sizesOf(b) {
+  const sizes = {};
+  for (const [key, copy] of Object.entries(b.copies)) sizes[key] = await rowCounts(copy.target);
+  return sizes;
+}
+
+/**
+ * How the reference's copy and the Inkwell's grew over a scenario's closed-loop rounds: in
+ * a closed loop the quicker server sends more writes, so its copy grows faster, and every
+ * later scenario reads and writes larger tables there (bench/README.md).
+ */
+function growthNote(before, after, key) {
+  const grown = (k) => `reactions ${before[k].reactions.toLocaleString('en-US')} → ${after[k].reactions.toLocaleString('en-US')}, posts ${before[k].posts.toLocaleString('en-US')} → ${after[k].posts.toLocaleString('en-US')}`;
+  if (after[key].reactions === before[key].reactions && after[key].posts === before[key].posts && after.reference.reactions === before.reference.reactions) return undefined;
+  return `data over the rounds: Inkwell's copy ${grown(key)}; the reference's ${grown('reference')}`;
 }
 
 /**
