@@ -77,9 +77,6 @@ export type Body = string | Buffer;
 
 export type Lookup = Answer | CacheSlot | undefined;
 
-/** How long an entry nobody reads is kept. */
-const IDLE_MS = 300_000;
-
 export class ResponseCache {
   private readonly entries: LRUCache<string, Entry>;
   /**
@@ -96,21 +93,14 @@ export class ResponseCache {
   /** Answers served from the cache (`served`), and lookups that had to execute (tests). */
   readonly stats = { hits: 0, misses: 0 };
 
-  /** `clock`: the time the idle limit is measured in (tests). */
   constructor(
     private readonly versions: VersionStore,
     maxBytes: number,
-    clock: { now(): number } = performance,
   ) {
     this.entries = new LRUCache<string, Entry>({
       maxSize: maxBytes,
-      // Not needed for correctness (the versions are); it frees memory of idle entries. Idle
-      // since the last read, not since the store: answers stored together in a cold start
-      // would otherwise expire together while still read, and run again all at once
-      // (docs/decisions.md, "Response-cache entries expire when idle").
-      ttl: IDLE_MS,
-      updateAgeOnGet: true,
-      perf: clock,
+      // Not needed for correctness (the versions are); it frees memory of idle entries.
+      ttl: 300_000,
       // Characters count twice: V8 keeps a string with any non-Latin-1 character in two bytes each.
       // Tags are counted at their length (an id in a tag is the client's), each with its version.
       sizeCalculation: (entry, key) => bodyBytes(entry.body) + key.length * 2 + tagsBytes(entry.tags) + idsBytes(entry.excluded) + 96,

@@ -52,24 +52,6 @@ for (const [name, make] of [
       expect(await serve(cache, ANONYMOUS, reading(data, ['p:1']))).toEqual({ body: 'uno', hit: true });
     });
 
-    it('keeps an entry while it is read; one left unread for five minutes runs again', async () => {
-      let now = 0;
-      const cache = new ResponseCache(make(), 1 << 20, { now: () => now });
-      const data = new Map([['p:1', 'one']]);
-      // The cache reads its clock at most once a millisecond of real time: let that pass after each step.
-      const later = async (ms: number) => {
-        now += ms;
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      };
-      expect((await serve(cache, ANONYMOUS, reading(data, ['p:1']))).hit).toBe(false);
-      for (let minute = 1; minute <= 12; minute++) {
-        await later(60_000);
-        expect((await serve(cache, ANONYMOUS, reading(data, ['p:1']))).hit, `read at minute ${minute}`).toBe(true);
-      }
-      await later(300_001);
-      expect((await serve(cache, ANONYMOUS, reading(data, ['p:1']))).hit).toBe(false);
-    });
-
     it('a write that commits while a miss executes leaves no stale entry', async () => {
       const versions = make();
       const cache = new ResponseCache(versions, 1 << 20);
