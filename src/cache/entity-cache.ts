@@ -19,10 +19,14 @@ interface Entry<T> {
   e: T;
 }
 
-const ENTRY_TTL_MS = 300_000;
+/**
+ * Half of the 300 s an answer may be served from caches (docs/schema.md, "Caching"): a
+ * whole response built from an entry is kept at most the other half (./response-cache.ts).
+ */
+export const ENTRY_TTL_MS = 150_000;
 
 /**
- * Entities by id, in the shared store: up to 300 s old, never stale after a write
+ * Entities by id, in the shared store: up to 150 s old, never stale after a write
  * (docs/caching.md, "The rule").
  *
  * Its entries carry the versions of their tags (./versions.ts), taken BEFORE the

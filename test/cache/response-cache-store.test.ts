@@ -52,6 +52,34 @@ for (const [name, make] of [
       expect(await serve(cache, ANONYMOUS, reading(data, ['p:1']))).toEqual({ body: 'uno', hit: true });
     });
 
+    it('keeps an answer at most 150 s, read or not; answers stored together expire over its last 30 s', async () => {
+      // lru-cache takes a start time of 0 for "no expiry": the clock starts later.
+      let now = 1_000_000;
+      const cache = new ResponseCache(make(), 1 << 20, { now: () => now });
+      const data = new Map([['p:1', 'one']]);
+      // The cache reads its clock at most once a millisecond of real time: let that pass after each step.
+      const after = async (ms: number) => {
+        now = 1_000_000 + ms;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      };
+      const hits = async () => {
+        let n = 0;
+        for (let v = 0; v < 50; v++) if ((await serve(cache, ANONYMOUS, reading(data, ['p:1']), { v })).hit) n++;
+        return n;
+      };
+      expect(await hits()).toBe(0);
+      await after(119_000);
+      expect(await hits()).toBe(50);
+      // Some have expired and run again (stored anew); the others are still served.
+      await after(135_000);
+      const kept = await hits();
+      expect(kept).toBeGreaterThan(0);
+      expect(kept).toBeLessThan(50);
+      // The first ones are gone by 150 s, however often they were read; those stored at 135 s are not.
+      await after(150_001);
+      expect(await hits()).toBe(50 - kept);
+    });
+
     it('a write that commits while a miss executes leaves no stale entry', async () => {
       const versions = make();
       const cache = new ResponseCache(versions, 1 << 20);
