@@ -23,7 +23,7 @@ interface Entry<T> {
  * Half of the 300 s an answer may be served from caches (docs/schema.md, "Caching"): a
  * whole response built from an entry is kept at most the other half (./response-cache.ts).
  */
-export const ENTRY_TTL_MS = 150_000;
+const ENTRY_TTL_MS = 150_000;
 
 /**
  * Entities by id, in the shared store: up to 150 s old, never stale after a write
