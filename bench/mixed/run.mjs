@@ -354,7 +354,8 @@ async function sizesOf(b) {
  */
 function growthNote(before, after, key) {
   const grown = (k) => `reactions ${before[k].reactions.toLocaleString('en-US')} → ${after[k].reactions.toLocaleString('en-US')}, posts ${before[k].posts.toLocaleString('en-US')} → ${after[k].posts.toLocaleString('en-US')}`;
-  if (after[key].reactions === before[key].reactions && after[key].posts === before[key].posts && after.reference.reactions === before.reference.reactions) return undefined;
+  const same = (k) => after[k].reactions === before[k].reactions && after[k].posts === before[k].posts;
+  if (same(key) && same('reference')) return undefined;
   return `data over the rounds: Inkwell's copy ${grown(key)}; the reference's ${grown('reference')}`;
 }
 
