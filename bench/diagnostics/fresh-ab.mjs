@@ -20,7 +20,8 @@ installCleanup();
 const args = process.argv.slice(2);
 const option = (name, fallback) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const rounds = Number(option('rounds', 8));
-const variants = (args.filter((a) => !a.startsWith('--')).length > 0 ? args.filter((a) => !a.startsWith('--')) : ['.']).map((text) => {
+const named = args.filter((a) => !a.startsWith('--'));
+const variants = (named.length > 0 ? named : ['.']).map((text) => {
   const [root, settings = ''] = text.split(/:(.*)/s);
   const env = Object.fromEntries(settings.split(',').filter(Boolean).map((pair) => pair.split(/=(.*)/s).slice(0, 2)));
   return { label: text, root: resolve(root), env, usPerRequest: [] };
