@@ -9,8 +9,9 @@
  *     into a Map at start and touches no database while measured;
  *   - the framework's floor (bench/fastify-floor.mjs): Fastify answering the hit's bytes
  *     with no GraphQL work, as a measure of what the hit costs above it (no target).
- * Each round loads all four in turn, in an order reversed every other round; a row
- * shows the round with the median ratio, with each server's CPU µs per request.
+ * Each round starts all four afresh and loads them in turn, in an order reversed every
+ * other round; a row shows the round with the median ratio, with each server's CPU µs
+ * per request.
  *
  *   npm run build && node bench/hits/run.mjs       (also: node bench/run.mjs hits)
  */
@@ -35,35 +36,27 @@ export async function runHits(ctx = {}) {
   const only = ctx.only ?? [];
   if (only.length > 0 && !only.includes('hits')) return [];
   const db = ctx.db ?? (await createBenchDatabase({ users: 100, postsPerUser: 10 }));
-  const servers = [];
+  const userId = db.userIds[0];
+  const body = JSON.stringify({ query: `{ user(id: "${userId}") { id name } }` });
+  const load = { ...LOAD_DEFAULTS, ...ctx.load };
   try {
-    const hit = await startService({ dbFile: db.dbFile, env: ctx.env });
-    servers.push(hit);
-    const executed = await startService({ dbFile: db.dbFile, env: { ...ctx.env, RESPONSE_CACHE_MB: '0' } });
-    servers.push(executed);
-    const memory = await startReference({ databaseUrl: `file:${db.dbFile}`, issuer: hit.url, env: { REFERENCE_DATA: 'memory' } });
-    servers.push(memory);
-    const userId = db.userIds[0];
-    const body = JSON.stringify({ query: `{ user(id: "${userId}") { id name } }` });
-    const first = await postGraphQL(hit.graphqlUrl, body);
-    const floor = await startFastifyFloor({ bytes: first.bytes, contentType: first.contentType });
-    servers.push(floor);
-    const sides = { hit, executed, memory, floor };
-    // Every side must give the same answer (Inkwell's without its cost report), checked again on every warm-up response.
-    const answers = await Promise.all(Object.values(sides).map(async (s) => withoutCost((await postGraphQL(s.graphqlUrl, body)).bytes.toString('utf8'))));
-    if (!answers.every((a) => a === answers[0]) || !answers[0].includes(userId)) throw new Error(`hits: the servers answer differently: ${answers.join(' / ')}`);
-
-    const load = { ...LOAD_DEFAULTS, ...ctx.load };
     const rounds = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? ['hit', 'executed', 'memory', 'floor'] : ['floor', 'memory', 'executed', 'hit'];
-      const results = {};
-      for (const name of order) {
-        await waitForQuiet({ log: (m) => log(m) });
-        results[name] = await runLoad({ url: sides[name].graphqlUrl, body, expectBody: answers[0], serverPid: sides[name].child.pid, ...load });
+      // Fresh processes every round: on some VMs a process keeps a speed of its own for its
+      // whole life (bench/results/hits.md, "On the Xeon VM"), which one start per run would measure.
+      const { sides, answer } = await startSides(db, ctx.env, body);
+      try {
+        const order = round % 2 === 0 ? ['hit', 'executed', 'memory', 'floor'] : ['floor', 'memory', 'executed', 'hit'];
+        const results = {};
+        for (const name of order) {
+          await waitForQuiet({ log: (m) => log(m) });
+          results[name] = await runLoad({ url: sides[name].graphqlUrl, body, expectBody: answer, serverPid: sides[name].child.pid, ...load });
+        }
+        log(`round ${round + 1}/${ROUNDS}: ${order.map((n) => `${n} ${Math.round(results[n].rps)} req/s, ${Math.round(results[n].serverCpuUsPerReq)} µs/req`).join('; ')}`);
+        rounds.push(results);
+      } finally {
+        for (const server of Object.values(sides).reverse()) await server.stop();
       }
-      log(`round ${round + 1}/${ROUNDS}: ${order.map((n) => `${n} ${Math.round(results[n].rps)} req/s, ${Math.round(results[n].serverCpuUsPerReq)} µs/req`).join('; ')}`);
-      rounds.push(results);
     }
     return [
       row('user(id) { id name }: Inkwell, a response-cache hit ÷ Mercurius + graphql-jit on in-memory data', rounds, 'memory', HIT_TARGET),
@@ -71,8 +64,34 @@ export async function runHits(ctx = {}) {
       row('user(id) { id name }: Inkwell, a response-cache hit ÷ Fastify answering its bytes with no GraphQL work (the floor; no target)', rounds, 'floor', undefined),
     ];
   } finally {
-    for (const server of servers.reverse()) await server.stop();
     if (!ctx.db) db.remove();
+  }
+}
+
+/**
+ * The four servers, started fresh, and the answer they all give (Inkwell's without its
+ * cost report), checked again on every warm-up response.
+ */
+async function startSides(db, env, body) {
+  const started = [];
+  const start = async (starting) => {
+    const server = await starting;
+    started.push(server);
+    return server;
+  };
+  try {
+    const hit = await start(startService({ dbFile: db.dbFile, env }));
+    const executed = await start(startService({ dbFile: db.dbFile, env: { ...env, RESPONSE_CACHE_MB: '0' } }));
+    const memory = await start(startReference({ databaseUrl: `file:${db.dbFile}`, issuer: hit.url, env: { REFERENCE_DATA: 'memory' } }));
+    const first = await postGraphQL(hit.graphqlUrl, body);
+    const floor = await start(startFastifyFloor({ bytes: first.bytes, contentType: first.contentType }));
+    const sides = { hit, executed, memory, floor };
+    const answers = await Promise.all(Object.values(sides).map(async (s) => withoutCost((await postGraphQL(s.graphqlUrl, body)).bytes.toString('utf8'))));
+    if (!answers.every((a) => a === answers[0]) || !answers[0].includes(db.userIds[0])) throw new Error(`hits: the servers answer differently: ${answers.join(' / ')}`);
+    return { sides, answer: answers[0] };
+  } catch (error) {
+    for (const server of started.reverse()) await server.stop();
+    throw error;
   }
 }
 
